@@ -1,0 +1,231 @@
+//! The `cmux-tray` command line. A thin shell over the engine: parse, load settings, call.
+//!
+//! `daemon` runs the engine headless; `status` reads the store (running engine or not);
+//! `follow` and `cancel` hand work to the running engine over the local socket.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::json;
+
+use cmux_tray_engine::cloud::{CloudError, HandoffId, RunId};
+use cmux_tray_engine::config::{Paths, Settings};
+use cmux_tray_engine::desktop::freedesktop::Freedesktop;
+use cmux_tray_engine::outbox::Outbox;
+use cmux_tray_engine::{Engine, EngineError, EngineOptions, Status, local};
+
+#[derive(Parser)]
+#[command(name = "cmux-tray", version, about = "Native banners when cloud Runs, hand-offs and local agents need you.")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the engine without a tray or window, until SIGINT or SIGTERM.
+    Daemon,
+    /// Print the account, the follows and the last notices.
+    Status {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Hand a Run or hand-off to the running engine to follow.
+    Follow {
+        kind: Kind,
+        /// `run_…` or `ho_…` + 20 hex digits.
+        id: String,
+    },
+    /// Cancel a Run through the running engine (its end will not notify).
+    Cancel {
+        kind: CancelKind,
+        id: String,
+    },
+    /// Print the local socket's path.
+    SocketPath,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Kind {
+    Run,
+    Handoff,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CancelKind {
+    Run,
+}
+
+/// Runs the command line; the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cmux-tray: cannot start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cmux-tray: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let paths = Paths::from_env()?;
+    match cli.command {
+        Command::Daemon => daemon(&paths).await,
+        Command::Status { json } => status(&paths, json).await,
+        Command::Follow { kind, id } => {
+            let kind = match kind {
+                Kind::Run => RunId::parse(&id).map(|_| "run")?,
+                Kind::Handoff => HandoffId::parse(&id).map(|_| "handoff")?,
+            };
+            engine_request(&paths, "cloud.follow", json!({"kind": kind, "id": id})).await?;
+            println!("following {id}");
+            Ok(())
+        }
+        Command::Cancel { kind: CancelKind::Run, id } => {
+            RunId::parse(&id)?;
+            engine_request(&paths, "cloud.cancel", json!({"id": id})).await?;
+            println!("cancelled {id}");
+            Ok(())
+        }
+        Command::SocketPath => {
+            println!("{}", paths.socket().display());
+            Ok(())
+        }
+    }
+}
+
+async fn engine_request(paths: &Paths, method: &str, params: serde_json::Value) -> anyhow::Result<()> {
+    local::request(&paths.socket(), method, params, Duration::from_secs(30))
+        .await
+        .map(drop)
+        .map_err(|e| anyhow::anyhow!("{e} (is `cmux-tray daemon` or the tray running?)"))
+}
+
+fn environment() -> BTreeMap<String, String> {
+    std::env::vars().collect()
+}
+
+async fn daemon(paths: &Paths) -> anyhow::Result<()> {
+    let settings = Settings::load(&paths.config_file, &environment())?;
+    for w in &settings.warnings {
+        tracing::warn!("{w}");
+    }
+    std::fs::create_dir_all(&paths.data_dir).with_context(|| format!("creating {}", paths.data_dir.display()))?;
+    let lock_path = paths.lock_file();
+    let lock = std::fs::File::create(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        bail!("another cmux-tray engine is running for {} (it holds {})", paths.data_dir.display(), lock_path.display());
+    }
+    let desktop = Arc::new(Freedesktop::new("cmux-tray"));
+    let opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
+    let engine = Engine::start(opts).await?;
+    let stop = cmux_tray_engine::follow::StopToken::new();
+    let listener = local::bind(&paths.socket()).await?;
+    let server = tokio::spawn(local::serve(listener, engine.clone(), stop.clone(), Default::default()));
+    tracing::info!(api = %settings.api_url, socket = %paths.socket().display(), "engine running");
+
+    let sign_in = tokio::spawn(sign_in_at_start(engine.clone(), settings.clone()));
+    wait_for_signal().await;
+    tracing::info!("stopping");
+    sign_in.abort();
+    stop.cancel();
+    let _ = server.await;
+    let _ = std::fs::remove_file(paths.socket());
+    if tokio::time::timeout(Duration::from_secs(10), engine.shutdown()).await.is_err() {
+        tracing::warn!("some tasks did not stop within 10 s");
+    }
+    drop(lock);
+    Ok(())
+}
+
+/// Signs in with `CMUX_TRAY_TOKEN` when given, retrying while the cloud cannot be reached.
+async fn sign_in_at_start(engine: Engine, settings: Settings) {
+    let Some(token) = settings.token else {
+        tracing::info!("no CMUX_TRAY_TOKEN: not signed in, nothing to follow");
+        return;
+    };
+    let mut pause = Duration::from_secs(2);
+    loop {
+        match engine.sign_in_with_token(token.clone(), settings.team.clone()).await {
+            Ok(me) => {
+                tracing::info!(email = %me.email, "signed in");
+                return;
+            }
+            Err(EngineError::SignIn(e)) if e.is_retryable() => {
+                tracing::warn!("signing in: {e}; trying again in {pause:?}");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(60));
+            }
+            Err(EngineError::SignIn(CloudError::StaleToken)) => {
+                tracing::error!("CMUX_TRAY_TOKEN was refused by the cloud: sign in again");
+                let _ = engine.outbox().set_account_problem(Some("The cloud refused CMUX_TRAY_TOKEN: sign in again."));
+                return;
+            }
+            Err(e) => {
+                tracing::error!("{e}");
+                return;
+            }
+        }
+    }
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler can be installed");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
+    let db: PathBuf = paths.database();
+    let running = local::request(&paths.socket(), "system.ping", json!({}), Duration::from_secs(2)).await.is_ok();
+    let status = if db.exists() {
+        Status::read(&Outbox::open_read_only(&db)?, Vec::new())?
+    } else {
+        Status { account: None, follows: Vec::new(), notices: Vec::new(), problems: Vec::new() }
+    };
+    if as_json {
+        let mut v = serde_json::to_value(&status)?;
+        v["engineRunning"] = json!(running);
+        v["database"] = json!(db.display().to_string());
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("engine: {}", if running { "running" } else { "not running" });
+    match &status.account {
+        Some(a) => println!("account: {}{}", a.email, a.problem.as_deref().map(|p| format!(" — {p}")).unwrap_or_default()),
+        None => println!("account: not signed in"),
+    }
+    let active: Vec<_> = status.follows.iter().filter(|f| f.ended_at.is_none()).collect();
+    println!("following: {}", active.len());
+    for f in active {
+        println!("  {} {}", f.kind.as_str(), f.id);
+    }
+    println!("last notices:");
+    for n in &status.notices {
+        println!("  [{}] {} — {}", n.state, n.title, n.body);
+    }
+    Ok(())
+}

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    cmux_tray_cli::main()
+}

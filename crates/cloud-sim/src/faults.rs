@@ -1,0 +1,259 @@
+//! Scripted faults and the request log, applied in front of every public endpoint.
+//!
+//! Each request to the public API is logged first (method, path and query, every header, arrival
+//! time on tokio's clock), then matched against the fault script. Control requests (`/_sim/…`)
+//! are neither logged nor faulted.
+
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::connect_info::Connected;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::serve::IncomingStream;
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+
+use crate::state::Sim;
+
+/// One scripted fault. Matching requests (by path substring and method) get the fault instead
+/// of (or, for `delay_ms` alone, before) the real answer.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fault {
+    /// Applies to requests whose path (without query) contains this; all when absent.
+    pub path_contains: Option<String>,
+    pub method: Option<String>,
+    /// Answer with this status and the service's error body.
+    pub status: Option<u16>,
+    /// `Retry-After` seconds sent with `status`.
+    pub retry_after: Option<u64>,
+    /// Wait this long first.
+    pub delay_ms: Option<u64>,
+    /// Never answer (a stall past any hold).
+    #[serde(default)]
+    pub stall: bool,
+    /// Reset the connection instead of answering.
+    #[serde(default)]
+    pub reset: bool,
+    /// Answer 200 with this body instead.
+    pub body: Option<FaultBody>,
+    /// How many matching requests it applies to; 0 means every one until cleared. Default 1.
+    pub times: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FaultBody {
+    /// JSON cut off in the middle.
+    Malformed,
+    /// Valid JSON of 16 MiB.
+    Oversized,
+    /// Valid JSON that is no snapshot of anything.
+    NotASnapshot,
+    /// Exactly this text, as `application/json`.
+    Raw(String),
+}
+
+impl Fault {
+    pub fn on(path_contains: &str) -> Self {
+        Fault { path_contains: Some(path_contains.into()), ..Fault::default() }
+    }
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
+    }
+    pub fn body(mut self, body: FaultBody) -> Self {
+        self.body = Some(body);
+        self
+    }
+    pub fn stall(mut self) -> Self {
+        self.stall = true;
+        self
+    }
+    pub fn reset(mut self) -> Self {
+        self.reset = true;
+        self
+    }
+    pub fn delay(mut self, ms: u64) -> Self {
+        self.delay_ms = Some(ms);
+        self
+    }
+    pub fn times(mut self, n: u32) -> Self {
+        self.times = Some(n);
+        self
+    }
+
+    fn matches(&self, method: &str, path: &str) -> bool {
+        self.path_contains.as_deref().is_none_or(|p| path.contains(p))
+            && self.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
+    }
+
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = self.status {
+            parts.push(format!("status {s}"));
+        }
+        if let Some(d) = self.delay_ms {
+            parts.push(format!("delay {d} ms"));
+        }
+        if self.stall {
+            parts.push("stall".into());
+        }
+        if self.reset {
+            parts.push("reset".into());
+        }
+        if let Some(b) = &self.body {
+            parts.push(format!("body {b:?}"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// A request as the simulator received it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedRequest {
+    pub seq: u64,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    /// Every header, names lower-case, in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// Arrival, in milliseconds since the simulator started (tokio's clock).
+    pub at_ms: u64,
+    /// The connection it came on (client address).
+    pub peer: String,
+    /// The fault it got, if any.
+    pub fault: Option<String>,
+}
+
+impl LoggedRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the server knows of a connection: enough to reset it.
+#[derive(Clone, Copy, Debug)]
+pub struct Connection {
+    fd: RawFd,
+    peer: SocketAddr,
+}
+
+impl Connected<IncomingStream<'_, TcpListener>> for Connection {
+    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
+        Connection { fd: stream.io().as_raw_fd(), peer: *stream.remote_addr() }
+    }
+}
+
+impl Connection {
+    /// Aborts the connection: linger 0 makes the close an RST, shutdown wakes the client now.
+    fn reset(&self) {
+        // SAFETY: the connection is serving this very request, so its descriptor is open.
+        let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
+        let sock = socket2::SockRef::from(&fd);
+        let _ = sock.set_linger(Some(Duration::ZERO));
+        let _ = sock.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+fn take_fault(sim: &Sim, method: &str, path: &str) -> Option<Fault> {
+    let mut faults = sim.inner.faults.lock().unwrap_or_else(|p| p.into_inner());
+    let i = faults.iter().position(|f| f.matches(method, path))?;
+    let fault = faults[i].clone();
+    match fault.times.unwrap_or(1) {
+        0 => {}
+        1 => {
+            faults.remove(i);
+        }
+        n => faults[i].times = Some(n - 1),
+    }
+    Some(fault)
+}
+
+pub(crate) async fn intercept(
+    State(sim): State<Sim>,
+    ConnectInfo(conn): ConnectInfo<Connection>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let path = req.uri().path().to_string();
+    if path.starts_with("/_sim/") || path == "/_sim" {
+        return next.run(req).await;
+    }
+    let method = req.method().to_string();
+    let fault = take_fault(&sim, &method, &path);
+    {
+        let mut log = sim.inner.log.lock().unwrap_or_else(|p| p.into_inner());
+        let seq = log.len() as u64;
+        log.push(LoggedRequest {
+            seq,
+            method: method.clone(),
+            path: path.clone(),
+            query: req.uri().query().map(String::from),
+            headers: req
+                .headers()
+                .iter()
+                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+            at_ms: sim.elapsed_ms(),
+            peer: conn.peer.to_string(),
+            fault: fault.as_ref().map(Fault::describe),
+        });
+    }
+    let Some(fault) = fault else {
+        return next.run(req).await;
+    };
+    if let Some(ms) = fault.delay_ms {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    if fault.stall {
+        // Far past any hold; the client's own timeout must end it.
+        tokio::time::sleep(Duration::from_secs(24 * 3600)).await;
+    }
+    if fault.reset {
+        conn.reset();
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    }
+    if let Some(status) = fault.status {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let code = match status.as_u16() {
+            401 => "auth.unauthenticated",
+            403 => "auth.forbidden",
+            404 => "not_found",
+            429 => "rate_limited",
+            503 => "owner.unreachable",
+            _ => "internal",
+        };
+        let mut resp = crate::api::error(status, code, "injected by the simulator");
+        if let Some(secs) = fault.retry_after {
+            resp.headers_mut().insert("retry-after", HeaderValue::from(secs));
+        }
+        return resp;
+    }
+    if let Some(body) = fault.body {
+        let text = match body {
+            FaultBody::Malformed => r#"{"id": "run_0000000000000000000"#.to_string(),
+            FaultBody::NotASnapshot => r#"{"ok": true, "message": "hello"}"#.to_string(),
+            FaultBody::Raw(s) => s,
+            FaultBody::Oversized => {
+                let pad = "x".repeat(16 * 1024 * 1024);
+                format!(r#"{{"padding": "{pad}"}}"#)
+            }
+        };
+        return Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from(text))
+            .expect("a static response builds");
+    }
+    next.run(req).await
+}

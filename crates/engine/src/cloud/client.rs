@@ -1,0 +1,343 @@
+//! The HTTP client of the cmux cloud: one shared connection pool for every follow.
+//!
+//! It sends `Authorization` and, when a team is chosen, `x-cmux-team` — nothing else that
+//! identifies the user (no cookies, no user agent). It refuses redirects (a
+//! redirect would carry the token elsewhere), plain `http://` except to loopback, and ids that are
+//! not the store's own shape. Bodies are read up to a cap.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::{Method, StatusCode};
+use secrecy::{ExposeSecret, SecretString};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use url::Url;
+
+use super::error::CloudError;
+use super::ids::{HandoffId, RunId, TeamId};
+use super::types::{Handoff, Me, Run};
+
+/// How long the Run API holds a wait, and the hand-off store.
+pub const RUN_HOLD: Duration = Duration::from_secs(10);
+pub const HANDOFF_HOLD: Duration = Duration::from_secs(25);
+/// The client's own deadline on a wait is the hold plus this: a stalled server cannot hang a follow.
+pub const WAIT_MARGIN: Duration = Duration::from_secs(15);
+/// Any other call.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// A snapshot is a few hundred bytes; a list page a few hundred kilobytes at most.
+pub const SNAPSHOT_CAP: usize = 256 * 1024;
+pub const PAGE_CAP: usize = 4 * 1024 * 1024;
+/// A list is read page after page, but never forever (a store repeating a cursor).
+pub const MAX_PAGES: usize = 200;
+
+/// Bad configuration of the client itself.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientConfigError {
+    #[error("{what} {url:?} is not a URL: {reason}")]
+    NotAUrl { what: &'static str, url: String, reason: String },
+    #[error("{what} {url:?} must use https (plain http is accepted for loopback hosts only)")]
+    NotHttps { what: &'static str, url: String },
+    #[error("could not build the HTTP client: {0}")]
+    Build(String),
+}
+
+/// The credentials a call is made with.
+#[derive(Clone)]
+pub struct Credentials {
+    pub access_token: SecretString,
+    pub team: Option<TeamId>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials").field("access_token", &"[redacted]").field("team", &self.team).finish()
+    }
+}
+
+/// Checks an origin: https, or http to a loopback host.
+pub fn checked_origin(what: &'static str, url: &str) -> Result<Url, ClientConfigError> {
+    let parsed = Url::parse(url).map_err(|e| ClientConfigError::NotAUrl {
+        what,
+        url: url.into(),
+        reason: e.to_string(),
+    })?;
+    let loopback = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d == "localhost",
+        None => false,
+    };
+    match parsed.scheme() {
+        "https" => Ok(parsed),
+        "http" if loopback => Ok(parsed),
+        _ => Err(ClientConfigError::NotHttps { what, url: url.into() }),
+    }
+}
+
+/// The cloud client. Cheap to clone: clones share one connection pool.
+#[derive(Clone)]
+pub struct CloudClient {
+    http: reqwest::Client,
+    api: Url,
+    auth: Url,
+}
+
+impl CloudClient {
+    pub fn new(api_url: &str, auth_url: &str) -> Result<Self, ClientConfigError> {
+        let api = checked_origin("API URL", api_url)?;
+        let auth = checked_origin("auth URL", auth_url)?;
+        // One process-wide provider; a second install is a no-op error we can ignore.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut headers = HeaderMap::new();
+        headers.insert("accept", HeaderValue::from_static("application/json"));
+        let http = reqwest::Client::builder()
+            .default_headers(headers)
+            .redirect(reqwest::redirect::Policy::none())
+            .https_only(false) // checked_origin already allows http for loopback alone
+            .connect_timeout(Duration::from_secs(10))
+            .pool_idle_timeout(Duration::from_secs(90))
+            .tcp_keepalive(Duration::from_secs(60))
+            .http2_adaptive_window(true)
+            .no_proxy()
+            .build()
+            .map_err(|e| ClientConfigError::Build(e.to_string()))?;
+        Ok(CloudClient { http, api, auth })
+    }
+
+    pub fn api_url(&self) -> &Url {
+        &self.api
+    }
+
+    fn url(base: &Url, path: &str) -> Url {
+        let mut url = base.clone();
+        let joined = format!("{}{}", url.path().trim_end_matches('/'), path);
+        url.set_path(&joined);
+        url
+    }
+
+    /// `GET /api/runs/{id}/wait`: held by the server up to 10 s.
+    pub async fn wait_run(&self, cred: &Credentials, id: &RunId) -> Result<Run, CloudError> {
+        let url = Self::url(&self.api, &format!("/api/runs/{id}/wait"));
+        let what = format!("wait on {id}");
+        let body = self.call(Method::GET, url, Some(cred), None, RUN_HOLD + WAIT_MARGIN, SNAPSHOT_CAP, &what).await?;
+        let run: Run = parse(&what, body)?;
+        if &run.id != id {
+            return Err(unreadable(&what, format!("the answer is about {} instead", run.id)));
+        }
+        Ok(run)
+    }
+
+    /// `GET /v1/handoffs/{id}/wait?after=&timeoutMs=`: held by the store up to 25 s.
+    pub async fn wait_handoff(&self, cred: &Credentials, id: &HandoffId, after: u64) -> Result<Handoff, CloudError> {
+        let mut url = Self::url(&self.api, &format!("/v1/handoffs/{id}/wait"));
+        url.query_pairs_mut()
+            .append_pair("after", &after.to_string())
+            .append_pair("timeoutMs", &HANDOFF_HOLD.as_millis().to_string());
+        let what = format!("wait on {id}");
+        let body =
+            self.call(Method::GET, url, Some(cred), None, HANDOFF_HOLD + WAIT_MARGIN, SNAPSHOT_CAP, &what).await?;
+        let h: Handoff = parse(&what, body)?;
+        if &h.id != id {
+            return Err(unreadable(&what, format!("the answer is about {} instead", h.id)));
+        }
+        Ok(h)
+    }
+
+    /// Every page of `GET /v1/handoffs`. Entries that do not parse (a bad id, an unknown status)
+    /// are returned as problems beside the good ones, never dropping the page.
+    pub async fn list_handoffs(&self, cred: &Credentials) -> Result<Listing<Handoff>, CloudError> {
+        let mut listing = Listing::default();
+        let mut cursor: Option<String> = None;
+        for page in 1..=MAX_PAGES {
+            let mut url = Self::url(&self.api, "/v1/handoffs");
+            {
+                let mut q = url.query_pairs_mut();
+                q.append_pair("limit", "100");
+                if let Some(c) = &cursor {
+                    q.append_pair("cursor", c);
+                }
+            }
+            let what = format!("hand-off list page {page}");
+            let body = self.call(Method::GET, url, Some(cred), None, CALL_TIMEOUT, PAGE_CAP, &what).await?;
+            let page_body: Value = parse(&what, body)?;
+            let Some(items) = page_body.get("handoffs").and_then(Value::as_array) else {
+                return Err(unreadable(&what, "no \"handoffs\" array".into()));
+            };
+            listing.absorb(&what, items);
+            match page_body.get("nextCursor") {
+                None | Some(Value::Null) => return Ok(listing),
+                Some(Value::String(next)) if Some(next) != cursor.as_ref() => cursor = Some(next.clone()),
+                Some(other) => return Err(unreadable(&what, format!("nextCursor {other} does not move on"))),
+            }
+        }
+        Err(unreadable("hand-off list", format!("more than {MAX_PAGES} pages")))
+    }
+
+    /// `GET /api/runs?active=1`; `None` when the list is not offered (404).
+    pub async fn active_runs(&self, cred: &Credentials) -> Result<Option<Listing<Run>>, CloudError> {
+        let mut url = Self::url(&self.api, "/api/runs");
+        url.query_pairs_mut().append_pair("active", "1");
+        let what = "active Run list".to_string();
+        match self.call(Method::GET, url, Some(cred), None, CALL_TIMEOUT, PAGE_CAP, &what).await {
+            Ok(body) => {
+                let v: Value = parse(&what, body)?;
+                let Some(items) = v.get("runs").and_then(Value::as_array) else {
+                    return Err(unreadable(&what, "no \"runs\" array".into()));
+                };
+                let mut listing = Listing::default();
+                listing.absorb(&what, items);
+                Ok(Some(listing))
+            }
+            Err(CloudError::Gone { status: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `POST /api/runs/{id}/cancel`.
+    pub async fn cancel_run(&self, cred: &Credentials, id: &RunId) -> Result<(), CloudError> {
+        let url = Self::url(&self.api, &format!("/api/runs/{id}/cancel"));
+        let what = format!("cancel {id}");
+        self.call(Method::POST, url, Some(cred), Some(serde_json::json!({})), CALL_TIMEOUT, SNAPSHOT_CAP, &what)
+            .await
+            .map(drop)
+    }
+
+    /// `GET /v1/me`.
+    pub async fn me(&self, cred: &Credentials) -> Result<Me, CloudError> {
+        let url = Self::url(&self.api, "/v1/me");
+        let body = self.call(Method::GET, url, Some(cred), None, CALL_TIMEOUT, SNAPSHOT_CAP, "who am I").await?;
+        parse("who am I", body)
+    }
+
+    /// A POST to the auth origin (device-code sign-in, refresh), with no credentials.
+    pub async fn auth_post<T: DeserializeOwned>(&self, path: &str, body: Value) -> Result<T, CloudError> {
+        let url = Self::url(&self.auth, path);
+        let what = format!("POST {path}");
+        let bytes = self.call(Method::POST, url, None, Some(body), CALL_TIMEOUT, SNAPSHOT_CAP, &what).await?;
+        parse(&what, bytes)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn call(
+        &self,
+        method: Method,
+        url: Url,
+        cred: Option<&Credentials>,
+        body: Option<Value>,
+        timeout: Duration,
+        cap: usize,
+        what: &str,
+    ) -> Result<Vec<u8>, CloudError> {
+        let mut req = self.http.request(method, url).timeout(timeout);
+        if let Some(cred) = cred {
+            req = req.bearer_auth(cred.access_token.expose_secret());
+            if let Some(team) = &cred.team {
+                req = req.header("x-cmux-team", team.as_str());
+            }
+        }
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let mut resp = req.send().await.map_err(|e| network(what, &e))?;
+        let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let mut bytes = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| network(what, &e))? {
+            if bytes.len() + chunk.len() > cap {
+                return Err(unreadable(what, format!("the body is larger than {} KiB", cap / 1024)));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if status.is_success() {
+            return Ok(bytes);
+        }
+        let (code, message, retryable) = error_body(&bytes);
+        let detail = match (&code, &message) {
+            (Some(c), Some(m)) => format!("{c}: {m}"),
+            (Some(c), None) => c.clone(),
+            _ => String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned(),
+        };
+        Err(match status {
+            StatusCode::UNAUTHORIZED => CloudError::StaleToken,
+            StatusCode::FORBIDDEN | StatusCode::NOT_FOUND => {
+                CloudError::Gone { what: what.into(), status: status.as_u16() }
+            }
+            s if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() || retryable => CloudError::RetryLater {
+                what: what.into(),
+                reason: format!("the server answered {} ({detail})", s.as_u16()),
+                retry_after,
+            },
+            s if s.is_redirection() => CloudError::Refused {
+                what: what.into(),
+                status: s.as_u16(),
+                detail: "redirects are not followed (they would carry the token elsewhere)".into(),
+            },
+            s => CloudError::Refused { what: what.into(), status: s.as_u16(), detail },
+        })
+    }
+}
+
+/// Items of a list that parsed, and the ones that did not, each with what was wrong.
+#[derive(Debug)]
+pub struct Listing<T> {
+    pub items: Vec<T>,
+    pub problems: Vec<String>,
+}
+
+impl<T> Default for Listing<T> {
+    fn default() -> Self {
+        Listing { items: Vec::new(), problems: Vec::new() }
+    }
+}
+
+impl<T: DeserializeOwned> Listing<T> {
+    fn absorb(&mut self, what: &str, items: &[Value]) {
+        for (i, item) in items.iter().enumerate() {
+            match serde_json::from_value::<T>(item.clone()) {
+                Ok(v) => self.items.push(v),
+                Err(e) => self.problems.push(format!("{what}, entry {}: {e}", i + 1)),
+            }
+        }
+    }
+}
+
+fn error_body(bytes: &[u8]) -> (Option<String>, Option<String>, bool) {
+    let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+    let e = &v["error"];
+    (
+        e["code"].as_str().map(String::from),
+        e["message"].as_str().map(String::from),
+        e["retryable"].as_bool().unwrap_or(false),
+    )
+}
+
+fn parse<T: DeserializeOwned>(what: &str, bytes: Vec<u8>) -> Result<T, CloudError> {
+    serde_json::from_slice(&bytes).map_err(|e| unreadable(what, e.to_string()))
+}
+
+fn unreadable(what: &str, detail: String) -> CloudError {
+    CloudError::Unreadable { what: what.into(), detail }
+}
+
+fn network(what: &str, e: &reqwest::Error) -> CloudError {
+    let reason = if e.is_timeout() {
+        "no answer before the client's deadline".to_string()
+    } else if e.is_connect() {
+        format!("could not connect ({e})")
+    } else {
+        let mut msg = e.to_string();
+        let mut src = std::error::Error::source(e);
+        while let Some(s) = src {
+            msg = format!("{msg}: {s}");
+            src = s.source();
+        }
+        msg
+    };
+    CloudError::RetryLater { what: what.into(), reason, retry_after: None }
+}

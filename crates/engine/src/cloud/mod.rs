@@ -1,0 +1,13 @@
+//! The cmux cloud: its HTTP client, its types, its checked ids and its errors.
+//!
+//! Owns everything about the wire; never decides what is news.
+
+pub mod client;
+pub mod error;
+pub mod ids;
+pub mod types;
+
+pub use client::{CloudClient, Credentials, Listing};
+pub use error::CloudError;
+pub use ids::{BadId, HandoffId, RunId, TeamId};
+pub use types::{Handoff, HandoffState, HandoffStatus, Me, Outcome, Receipt, Run, RunStatus, Team};

@@ -1,0 +1,204 @@
+//! Settings: the TOML config file, then the environment (the environment wins, value by value).
+//!
+//! `[cloud] api_url, auth_url, team`; `CMUX_TRAY_API_URL`, `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`,
+//! and `CMUX_TRAY_TOKEN` (an access token given directly: held in memory, never written
+//! anywhere). An unknown key is a warning, never a failure; a bad value names the key, the file
+//! and what is allowed. Directories follow the platform's conventions (XDG on Linux), so a test
+//! can sandbox everything by setting `XDG_*` variables.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use secrecy::SecretString;
+
+use crate::cloud::TeamId;
+
+pub const APP: &str = "cmux-tray";
+pub const DEFAULT_API_URL: &str = "https://cloud-api.cmux.dev";
+pub const DEFAULT_AUTH_URL: &str = "https://cmux.com";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}: not valid TOML: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("{where_}: {key} = {value}: {allowed}")]
+    Value { where_: String, key: String, value: String, allowed: String },
+    #[error("no home, data or config directory could be found for {APP}: set HOME or the XDG_* variables")]
+    NoDirectories,
+}
+
+/// Where things live on this machine.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    pub config_file: PathBuf,
+    pub data_dir: PathBuf,
+    pub runtime_dir: PathBuf,
+}
+
+impl Paths {
+    /// The platform's directories for this app (XDG on Linux).
+    pub fn from_env() -> Result<Paths, ConfigError> {
+        let config = dirs::config_dir().ok_or(ConfigError::NoDirectories)?;
+        let data = dirs::data_dir().ok_or(ConfigError::NoDirectories)?;
+        let runtime = dirs::runtime_dir().unwrap_or_else(|| data.clone());
+        Ok(Paths {
+            config_file: config.join(APP).join("config.toml"),
+            data_dir: data.join(APP),
+            runtime_dir: runtime.join(APP),
+        })
+    }
+
+    pub fn database(&self) -> PathBuf {
+        self.data_dir.join("state.sqlite3")
+    }
+
+    /// Held by the running daemon: one engine per user and data directory.
+    pub fn lock_file(&self) -> PathBuf {
+        self.data_dir.join("engine.lock")
+    }
+
+    /// The local socket (docs/local-socket.md).
+    pub fn socket(&self) -> PathBuf {
+        self.runtime_dir.join("cmux.sock")
+    }
+}
+
+/// The settings the engine starts with.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub api_url: String,
+    pub auth_url: String,
+    pub team: Option<TeamId>,
+    /// From `CMUX_TRAY_TOKEN` only.
+    pub token: Option<SecretString>,
+    /// Unknown keys and other things worth a warning.
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Reads the config file (absent is fine) and then the environment.
+    pub fn load(config_file: &Path, env: &BTreeMap<String, String>) -> Result<Settings, ConfigError> {
+        let mut s = Settings {
+            api_url: DEFAULT_API_URL.into(),
+            auth_url: DEFAULT_AUTH_URL.into(),
+            team: None,
+            token: None,
+            warnings: Vec::new(),
+        };
+        match std::fs::read_to_string(config_file) {
+            Ok(text) => s.apply_file(config_file, &text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(ConfigError::Read { path: config_file.into(), source }),
+        }
+        let var = |k: &str| env.get(k).map(|v| v.trim()).filter(|v| !v.is_empty()).map(String::from);
+        if let Some(v) = var("CMUX_TRAY_API_URL") {
+            s.api_url = v;
+        }
+        if let Some(v) = var("CMUX_TRAY_AUTH_URL") {
+            s.auth_url = v;
+        }
+        if let Some(v) = var("CMUX_TRAY_TEAM") {
+            s.team = Some(team("CMUX_TRAY_TEAM", "environment", &v)?);
+        }
+        s.token = var("CMUX_TRAY_TOKEN").map(SecretString::from);
+        for (key, url) in [("api_url", &s.api_url), ("auth_url", &s.auth_url)] {
+            crate::cloud::client::checked_origin("URL", url).map_err(|e| ConfigError::Value {
+                where_: "settings".into(),
+                key: key.into(),
+                value: format!("{url:?}"),
+                allowed: e.to_string(),
+            })?;
+        }
+        Ok(s)
+    }
+
+    fn apply_file(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
+        let where_ = path.display().to_string();
+        for (section, value) in &table {
+            match (section.as_str(), value) {
+                ("cloud", toml::Value::Table(cloud)) => {
+                    for (key, v) in cloud {
+                        let text = || match v {
+                            toml::Value::String(s) => Ok(s.clone()),
+                            other => Err(ConfigError::Value {
+                                where_: where_.clone(),
+                                key: format!("cloud.{key}"),
+                                value: other.to_string(),
+                                allowed: "expected a string".into(),
+                            }),
+                        };
+                        match key.as_str() {
+                            "api_url" => self.api_url = text()?,
+                            "auth_url" => self.auth_url = text()?,
+                            "team" => self.team = Some(team("cloud.team", &where_, &text()?)?),
+                            other => self.warnings.push(format!("{where_}: unknown key cloud.{other} (ignored)")),
+                        }
+                    }
+                }
+                // Sections other issues own (notify, delivery …) are read by their own modules.
+                ("notify" | "delivery" | "local", _) => {}
+                (other, _) => self.warnings.push(format!("{where_}: unknown section or key {other} (ignored)")),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn team(key: &str, where_: &str, value: &str) -> Result<TeamId, ConfigError> {
+    TeamId::parse(value).map_err(|e| ConfigError::Value {
+        where_: where_.into(),
+        key: key.into(),
+        value: format!("{value:?}"),
+        allowed: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn defaults_then_file_then_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        let s = Settings::load(&file, &env(&[])).unwrap();
+        assert_eq!((s.api_url.as_str(), s.auth_url.as_str()), (DEFAULT_API_URL, DEFAULT_AUTH_URL));
+        std::fs::write(&file, "[cloud]\napi_url = \"https://cloud-api-staging.cmux.dev\"\nteam = \"team_0123456789abcdef0123\"\n").unwrap();
+        let s = Settings::load(&file, &env(&[])).unwrap();
+        assert_eq!(s.api_url, "https://cloud-api-staging.cmux.dev");
+        assert_eq!(s.team.unwrap().as_str(), "team_0123456789abcdef0123");
+        let s = Settings::load(&file, &env(&[("CMUX_TRAY_API_URL", "http://127.0.0.1:9"), ("CMUX_TRAY_TOKEN", "t")])).unwrap();
+        assert_eq!(s.api_url, "http://127.0.0.1:9");
+        assert!(s.token.is_some());
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_unknown_keys_warn() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[cloud]\nteam = \"marketing\"\n").unwrap();
+        let msg = Settings::load(&file, &env(&[])).unwrap_err().to_string();
+        assert!(msg.contains("cloud.team") && msg.contains("marketing") && msg.contains("config.toml"), "{msg}");
+        std::fs::write(&file, "[cloud]\napi_url = 7\n").unwrap();
+        let msg = Settings::load(&file, &env(&[])).unwrap_err().to_string();
+        assert!(msg.contains("cloud.api_url") && msg.contains("expected a string"), "{msg}");
+        std::fs::write(&file, "[cloud]\napi_url = \"http://cloud.example.com\"\n").unwrap();
+        let msg = Settings::load(&file, &env(&[])).unwrap_err().to_string();
+        assert!(msg.contains("https"), "{msg}");
+        std::fs::write(&file, "[cloud]\ncolour = \"blue\"\n[surprise]\n").unwrap();
+        let s = Settings::load(&file, &env(&[])).unwrap();
+        assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+        std::fs::write(&file, "[cloud\n").unwrap();
+        let msg = Settings::load(&file, &env(&[])).unwrap_err().to_string();
+        assert!(msg.contains("not valid TOML"), "{msg}");
+    }
+}

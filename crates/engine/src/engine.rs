@@ -1,0 +1,528 @@
+//! The engine: wires cloud → follow → notice → outbox → desktop, owns the tasks and their
+//! shutdown, and offers the shell (daemon, tray) a handle: commands in, state out.
+//!
+//! It holds no product rule of its own: what is news is `notice`, what is durable is `outbox`,
+//! how to ask is `follow`. Nothing here is global; tests build several engines side by side.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use secrecy::SecretString;
+use serde::Serialize;
+use tokio::sync::{Notify, broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::clock::{Clock, DAY_MS};
+use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, TeamId};
+use crate::desktop::{Banner, Desktop};
+use crate::follow::{Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
+use crate::notice::{self, Notice, Source};
+use crate::outbox::{AccountRow, FollowKind, FollowRow, Outbox, OutboxError, StoredNotice};
+
+/// An ended Run's card is kept this long; its banner is withdrawn with it.
+pub const CARD_KEEP_MS: i64 = 7 * DAY_MS;
+/// How often old cards are swept (once an hour is plenty for a 7-day rule).
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// When no notification server answers, untold notices are tried again this often.
+const DESKTOP_RETRY: Duration = Duration::from_secs(15);
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Outbox(#[from] OutboxError),
+    #[error(transparent)]
+    Client(#[from] crate::cloud::client::ClientConfigError),
+    #[error("signing in failed: {0}")]
+    SignIn(CloudError),
+    #[error("team {team} is not one of this account's teams ({available})")]
+    NoSuchTeam { team: String, available: String },
+    #[error("not signed in: sign in first (CMUX_TRAY_TOKEN, or the tray's Sign in…)")]
+    SignedOut,
+    #[error("cancelling {id} failed: {source}")]
+    Cancel { id: String, source: CloudError },
+}
+
+/// How to build an engine.
+pub struct EngineOptions {
+    pub api_url: String,
+    pub auth_url: String,
+    pub database: PathBuf,
+    pub desktop: Arc<dyn Desktop>,
+    pub clock: Clock,
+    pub pacing: Pacing,
+    pub limits: Limits,
+}
+
+impl EngineOptions {
+    pub fn new(api_url: &str, auth_url: &str, database: PathBuf, desktop: Arc<dyn Desktop>) -> Self {
+        EngineOptions {
+            api_url: api_url.into(),
+            auth_url: auth_url.into(),
+            database,
+            desktop,
+            clock: Clock::System,
+            pacing: Pacing::default(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// What the shell hears about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EngineEvent {
+    /// Something changed that a tray or window shows (account, follows, notices).
+    Changed,
+    /// A banner was clicked; `notice` is what it told.
+    Clicked { notice: Box<StoredNotice> },
+}
+
+/// Everything `status` shows.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub account: Option<AccountRow>,
+    pub follows: Vec<FollowRow>,
+    pub notices: Vec<StoredNotice>,
+    pub problems: Vec<String>,
+}
+
+impl Status {
+    /// Reads the status from a store (the running engine's, or one opened read-only).
+    pub fn read(outbox: &Outbox, problems: Vec<String>) -> Result<Status, OutboxError> {
+        Ok(Status {
+            account: outbox.account()?,
+            follows: outbox.follows(200)?,
+            notices: outbox.recent_notices(20)?,
+            problems,
+        })
+    }
+}
+
+/// The running engine. Cheap to clone.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cloud: CloudClient,
+    outbox: Arc<Outbox>,
+    follower: Follower,
+    desktop: Arc<dyn Desktop>,
+    clock: Clock,
+    session: Mutex<Option<Arc<Session>>>,
+    problems: Mutex<Vec<String>>,
+    deliver: Arc<Notify>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    events: broadcast::Sender<EngineEvent>,
+}
+
+impl Engine {
+    /// Opens the store and starts the deliverer; nothing is followed until someone signs in.
+    pub async fn start(opts: EngineOptions) -> Result<Engine, EngineError> {
+        let cloud = CloudClient::new(&opts.api_url, &opts.auth_url)?;
+        let outbox = Arc::new(Outbox::open(&opts.database)?);
+        let shutdown = CancellationToken::new();
+        let tracker = TaskTracker::new();
+        let deliver = Arc::new(Notify::new());
+        let (follower_tx, follower_rx) = mpsc::unbounded_channel();
+        let follower = Follower::new(
+            cloud.clone(),
+            outbox.clone(),
+            opts.clock.clone(),
+            opts.pacing,
+            opts.limits,
+            tracker.clone(),
+            deliver.clone(),
+            follower_tx,
+        );
+        let (events, _) = broadcast::channel(256);
+        let engine = Engine {
+            inner: Arc::new(Inner {
+                cloud,
+                outbox,
+                follower,
+                desktop: opts.desktop,
+                clock: opts.clock,
+                session: Mutex::new(None),
+                problems: Mutex::new(Vec::new()),
+                deliver,
+                shutdown,
+                tracker,
+                events,
+            }),
+        };
+        engine.spawn_deliverer();
+        engine.spawn_follower_events(follower_rx);
+        engine.spawn_card_sweeper();
+        engine.spawn_clicks();
+        Ok(engine)
+    }
+
+    pub fn outbox(&self) -> &Outbox {
+        &self.inner.outbox
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.inner.events.subscribe()
+    }
+
+    fn changed(&self) {
+        let _ = self.inner.events.send(EngineEvent::Changed);
+    }
+
+    fn session(&self) -> Option<Arc<Session>> {
+        self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn signed_in(&self) -> Result<Arc<Session>, EngineError> {
+        self.session().ok_or(EngineError::SignedOut)
+    }
+
+    /// How many follows have a running task.
+    pub fn live_follows(&self) -> usize {
+        self.inner.follower.live_count()
+    }
+
+    // ── account ──────────────────────────────────────────────────────────────────────────────
+
+    /// Signs in with an access token. The same account again only renews the token; another
+    /// account stops the follows of the one before (they stay saved under it) and resumes its own.
+    /// Then the hand-off list (and the active Run list, where offered) is read in the background.
+    pub async fn sign_in_with_token(&self, token: SecretString, team: Option<TeamId>) -> Result<Me, EngineError> {
+        let cred = Credentials { access_token: token, team: team.clone() };
+        let me = self.inner.cloud.me(&Credentials { team: None, ..cred.clone() }).await.map_err(EngineError::SignIn)?;
+        if let Some(team) = &team
+            && !me.teams.iter().any(|t| &t.id == team)
+        {
+            let available = me.teams.iter().map(|t| t.id.to_string()).collect::<Vec<_>>().join(", ");
+            return Err(EngineError::NoSuchTeam { team: team.to_string(), available });
+        }
+        let row = AccountRow {
+            user_id: me.user_id.clone(),
+            email: me.email.clone(),
+            team: team.as_ref().map(|t| t.to_string()),
+            signed_in_at: self.inner.clock.now_ms(),
+            problem: None,
+        };
+        let session = {
+            let mut slot = self.inner.session.lock().unwrap_or_else(|p| p.into_inner());
+            match slot.as_ref() {
+                Some(s) if s.account == me.user_id && s.credentials().team == team => {
+                    s.renew(cred);
+                    drop(slot);
+                    self.inner.outbox.set_account(&row)?;
+                    self.changed();
+                    return Ok(me);
+                }
+                Some(old) => old.stop.cancel(),
+                None => {}
+            }
+            let session = Session::new(&me.user_id, cred, self.inner.shutdown.child_token());
+            *slot = Some(session.clone());
+            session
+        };
+        self.inner.outbox.set_account(&row)?;
+        let resumed = self.inner.follower.resume(&session)?;
+        tracing::info!(account = %me.email, resumed, "signed in");
+        self.spawn_listing(session);
+        self.changed();
+        Ok(me)
+    }
+
+    /// Signs out: every follow of the account stops (they stay saved under it) and the account
+    /// is forgotten.
+    pub fn sign_out(&self) -> Result<(), EngineError> {
+        if let Some(s) = self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            s.stop.cancel();
+        }
+        self.inner.outbox.clear_account()?;
+        self.changed();
+        Ok(())
+    }
+
+    /// The token was refused and cannot be renewed: stop, say so (tray state and one banner).
+    fn sign_in_needed(&self, account: &str) {
+        let session = {
+            let mut slot = self.inner.session.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.as_ref().is_none_or(|s| s.account != account) {
+                return;
+            }
+            slot.take()
+        };
+        if let Some(s) = session {
+            s.stop.cancel();
+        }
+        let problem = "The cloud refused the access token: sign in again.";
+        let _ = self.inner.outbox.set_account_problem(Some(problem));
+        let now = self.inner.clock.now_ms();
+        let notice = Notice {
+            key: format!("account:{account}:sign-in-needed:{now}"),
+            item: format!("account:{account}"),
+            source: Source::Account,
+            status: "sign-in-needed".into(),
+            title: "cmux-tray: sign in again".into(),
+            body: "The cloud refused the access token; Runs and hand-offs are not being followed.".into(),
+            urgent: false,
+        };
+        if self.inner.outbox.record_notice(&notice, now).unwrap_or(false) {
+            self.inner.deliver.notify_one();
+        }
+        self.note_problem(problem.into());
+        self.changed();
+    }
+
+    fn note_problem(&self, problem: String) {
+        let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
+        problems.push(problem);
+        let excess = problems.len().saturating_sub(20);
+        problems.drain(..excess);
+    }
+
+    // ── follows ──────────────────────────────────────────────────────────────────────────────
+
+    /// Follows a Run handed over from this machine.
+    pub fn follow_run(&self, id: &RunId) -> Result<(), EngineError> {
+        let session = self.signed_in()?;
+        self.inner.follower.follow_run(&session, id, true)?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Follows a hand-off made from this machine: everything from its first version is news.
+    pub fn follow_handoff(&self, id: &HandoffId) -> Result<(), EngineError> {
+        let session = self.signed_in()?;
+        self.inner.follower.follow_handoff(&session, id, 0, true)?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Cancels a Run. The note that this app cancelled it is saved before the request goes out,
+    /// so the end it causes never tells, whatever races or relaunches come between.
+    pub async fn cancel_run(&self, id: &RunId) -> Result<(), EngineError> {
+        let session = self.signed_in()?;
+        self.inner.outbox.note_cancel(id.as_str(), self.inner.clock.now_ms())?;
+        self.inner.follower.follow_run(&session, id, true)?;
+        self.inner
+            .cloud
+            .cancel_run(&session.credentials(), id)
+            .await
+            .map_err(|source| EngineError::Cancel { id: id.to_string(), source })
+    }
+
+    /// Waits for a Run's end (see [`Follower::wait_run_end`]).
+    pub async fn wait_run_end(&self, id: &RunId) -> Result<Box<Run>, WaitError> {
+        self.inner.follower.wait_run_end(id).await
+    }
+
+    pub fn status(&self) -> Result<Status, EngineError> {
+        let problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(Status::read(&self.inner.outbox, problems)?)
+    }
+
+    /// Stops everything and waits for every task to finish.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        self.inner.tracker.close();
+        self.inner.tracker.wait().await;
+    }
+
+    // ── background work ──────────────────────────────────────────────────────────────────────
+
+    /// Reads the hand-off list (and the active Runs, where offered) at sign-in and follows what
+    /// is open and not yet known, from the version the list shows. Retried until it succeeds or
+    /// the session ends; a new sign-in replaces it (the old session's token stops it).
+    fn spawn_listing(&self, session: Arc<Session>) {
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            let pacing = Pacing::default();
+            let mut failures = 0;
+            loop {
+                let attempt = async {
+                    this.adopt_listed(&session).await
+                };
+                let result = tokio::select! {
+                    _ = session.stop.cancelled() => return,
+                    r = attempt => r,
+                };
+                match result {
+                    Ok(()) => return,
+                    Err(CloudError::StaleToken) => {
+                        this.sign_in_needed(&session.account);
+                        return;
+                    }
+                    Err(e) => {
+                        failures += 1;
+                        tracing::info!("reading the lists at sign-in: {e}");
+                        let pause = pacing.after_failure(failures, e.retry_after(), Duration::ZERO, rand::random());
+                        tokio::select! {
+                            _ = session.stop.cancelled() => return,
+                            _ = tokio::time::sleep(pause) => {}
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    async fn adopt_listed(&self, session: &Arc<Session>) -> Result<(), CloudError> {
+        let cred = session.credentials();
+        let handoffs = match self.inner.cloud.list_handoffs(&cred).await {
+            Ok(l) => Some(l),
+            // Where the store is not deployed every read is a 404: nothing to follow.
+            Err(CloudError::Gone { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        let runs = self.inner.cloud.active_runs(&cred).await?;
+        if let Some(listing) = handoffs {
+            for problem in listing.problems {
+                self.note_problem(problem);
+            }
+            for h in listing.items.iter().filter(|h| !h.is_closed()) {
+                if let Err(e) = self.adopt_handoff(session, h) {
+                    self.note_problem(format!("following {} failed: {e}", h.id));
+                }
+            }
+        }
+        if let Some(listing) = runs {
+            for problem in listing.problems {
+                self.note_problem(problem);
+            }
+            for run in listing.items.iter().filter(|r| !r.is_terminal()) {
+                if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {
+                    self.note_problem(format!("following {} failed: {e}", run.id));
+                }
+            }
+        }
+        self.changed();
+        Ok(())
+    }
+
+    /// A hand-off from the list: follow it from the listed version, its current state known but
+    /// not news. One already known keeps its own cursor.
+    fn adopt_handoff(&self, session: &Arc<Session>, h: &Handoff) -> Result<(), OutboxError> {
+        let outbox = &self.inner.outbox;
+        let now = self.inner.clock.now_ms();
+        if outbox.add_follow(FollowKind::Handoff, h.id.as_str(), &session.account, h.version, false, now)? {
+            let verdict = notice::handoff_verdict(h);
+            outbox.record_handoff(h.id.as_str(), h.version, verdict.notice.as_ref(), true, false, &session.account, now)?;
+        }
+        self.inner.follower.follow_handoff(session, &h.id, h.version, false)
+    }
+
+    /// Tells every untold notice, oldest first: post (replacing the item's live banner), then
+    /// mark told. A crash between the two tells it again at the next launch, replacing.
+    fn spawn_deliverer(&self) {
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                let retry = match this.deliver_untold().await {
+                    Ok(()) => None,
+                    Err(e) => {
+                        tracing::warn!("{e}; will try again");
+                        Some(DESKTOP_RETRY)
+                    }
+                };
+                tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    _ = this.inner.deliver.notified() => {}
+                    _ = tokio::time::sleep(retry.unwrap_or(Duration::MAX / 4)), if retry.is_some() => {}
+                }
+            }
+        });
+        // Whatever a crash left untold goes out now.
+        self.inner.deliver.notify_one();
+    }
+
+    async fn deliver_untold(&self) -> Result<(), String> {
+        let outbox = &self.inner.outbox;
+        let untold = outbox.untold().map_err(|e| e.to_string())?;
+        for n in untold {
+            let replaces = outbox.live_banner(&n.item).map_err(|e| e.to_string())?;
+            let banner = Banner {
+                item: n.item.clone(),
+                notice_key: n.key.clone(),
+                title: n.title.clone(),
+                body: n.body.clone(),
+                urgent: n.urgent,
+                replaces,
+            };
+            let id = self.inner.desktop.post(&banner).await.map_err(|e| e.to_string())?;
+            outbox.mark_told(&n.key, Some(id), self.inner.clock.now_ms()).map_err(|e| e.to_string())?;
+            tracing::info!(key = %n.key, banner = id, "told");
+            self.changed();
+        }
+        Ok(())
+    }
+
+    fn spawn_follower_events(&self, mut rx: mpsc::UnboundedReceiver<FollowerEvent>) {
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    e = rx.recv() => match e { Some(e) => e, None => return },
+                };
+                match event {
+                    // No refresh token is held by the engine itself (a token given directly):
+                    // the account needs a new sign-in.
+                    FollowerEvent::StaleToken { account } => this.sign_in_needed(&account),
+                    FollowerEvent::Problem(p) => this.note_problem(p),
+                }
+            }
+        });
+    }
+
+    /// Drops cards past their week, and withdraws their banners with them.
+    fn spawn_card_sweeper(&self) {
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                if let Err(e) = this.sweep_cards().await {
+                    tracing::warn!("sweeping old cards: {e}");
+                }
+                tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(SWEEP_EVERY) => {}
+                }
+            }
+        });
+    }
+
+    pub async fn sweep_cards(&self) -> Result<usize, OutboxError> {
+        let outbox = &self.inner.outbox;
+        let old = outbox.cards_ended_before(self.inner.clock.now_ms() - CARD_KEEP_MS)?;
+        for card in &old {
+            if let Some(banner) = outbox.live_banner(&notice::run_item(&card.run_id))?
+                && let Err(e) = self.inner.desktop.withdraw(banner).await
+            {
+                tracing::info!("withdrawing the banner of {}: {e}", card.run_id);
+            }
+            outbox.drop_card(&card.run_id)?;
+        }
+        Ok(old.len())
+    }
+
+    fn spawn_clicks(&self) {
+        let Some(mut clicks) = self.inner.desktop.clicks() else { return };
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                let click = tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    c = clicks.recv() => match c { Some(c) => c, None => return },
+                };
+                match this.inner.outbox.notice_by_banner(click.banner_id) {
+                    Ok(Some(notice)) => {
+                        let _ = this.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
+                    }
+                    Ok(None) => tracing::debug!(banner = click.banner_id, "a click on a banner that is not ours"),
+                    Err(e) => tracing::warn!("reading the clicked notice: {e}"),
+                }
+            }
+        });
+    }
+}

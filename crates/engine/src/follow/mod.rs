@@ -1,0 +1,431 @@
+//! The follower: one task per followed item, long-polling its source (the Run API or the
+//! hand-off store), with the pacing and the stop rules of docs/cloud-api.md.
+//!
+//! A follow is saved in the outbox before its task starts, so the outbox alone is enough to
+//! resume every follow after a relaunch. Each answer goes through the notice rules and is saved,
+//! with its notice, in one transaction; the deliverer is then woken. Tasks, not threads; one
+//! shared HTTP client; no timer per follow except the one pause between two requests.
+//! Never posts a banner.
+
+pub mod pacing;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Notify, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::clock::{Clock, DAY_MS, HOUR_MS};
+use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Run, RunId};
+use crate::notice::{self, RunVerdict};
+use crate::outbox::{FollowKind, FollowRow, Outbox, OutboxError};
+
+pub use pacing::Pacing;
+
+/// How long a follow may go on.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// A Run is given up this long after its follow started.
+    pub run_age_ms: i64,
+    /// A hand-off is given up when unchanged this long.
+    pub handoff_idle_ms: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { run_age_ms: 6 * HOUR_MS, handoff_idle_ms: 3 * DAY_MS }
+    }
+}
+
+/// How a follow ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FollowEnd {
+    /// The Run reached a terminal state (told, or quiet because this app cancelled it).
+    RunEnded(Box<Run>),
+    /// The hand-off closed.
+    HandoffClosed(Box<Handoff>),
+    /// The server answered 403 or 404: not this account's, or no longer there.
+    Gone(u16),
+    /// Its age limit passed.
+    Expired,
+    /// Stopped from here: sign-out, another account, a refused token, or quit.
+    Stopped(String),
+}
+
+/// Why waiting on a follow gave no Run end.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WaitError {
+    #[error("{0} is not being followed")]
+    NotFollowed(String),
+    #[error("the follow of {id} ended without an end: {why}")]
+    Ended { id: String, why: String },
+}
+
+/// What the follower tells the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowerEvent {
+    /// A call was refused with 401 under this account: the engine refreshes or signs out.
+    StaleToken { account: String },
+    /// Something worth a line in the status (an unreadable answer, a store error).
+    Problem(String),
+}
+
+/// The signed-in account as the follows see it: who, with what credentials, and the token that
+/// stops every follow of this account at once (sign-out, switch, quit).
+pub struct Session {
+    pub account: String,
+    credentials: Mutex<Credentials>,
+    pub stop: CancellationToken,
+}
+
+impl Session {
+    pub fn new(account: &str, credentials: Credentials, stop: CancellationToken) -> Arc<Self> {
+        Arc::new(Session { account: account.into(), credentials: Mutex::new(credentials), stop })
+    }
+
+    pub fn credentials(&self) -> Credentials {
+        self.credentials.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A renewed access token: every follow uses it from its next request on.
+    pub fn renew(&self, credentials: Credentials) {
+        *self.credentials.lock().unwrap_or_else(|p| p.into_inner()) = credentials;
+    }
+}
+
+struct Running {
+    stop: CancellationToken,
+    ended: watch::Receiver<Option<FollowEnd>>,
+}
+
+type Key = (FollowKind, String);
+
+/// The follower. Cheap to clone.
+#[derive(Clone)]
+pub struct Follower {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cloud: CloudClient,
+    outbox: Arc<Outbox>,
+    clock: Clock,
+    pacing: Pacing,
+    limits: Limits,
+    running: Mutex<HashMap<Key, Running>>,
+    tracker: TaskTracker,
+    deliver: Arc<Notify>,
+    events: mpsc::UnboundedSender<FollowerEvent>,
+}
+
+impl Follower {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        cloud: CloudClient,
+        outbox: Arc<Outbox>,
+        clock: Clock,
+        pacing: Pacing,
+        limits: Limits,
+        tracker: TaskTracker,
+        deliver: Arc<Notify>,
+        events: mpsc::UnboundedSender<FollowerEvent>,
+    ) -> Self {
+        Follower {
+            inner: Arc::new(Inner {
+                cloud,
+                outbox,
+                clock,
+                pacing,
+                limits,
+                running: Mutex::new(HashMap::new()),
+                tracker,
+                deliver,
+                events,
+            }),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Running>> {
+        self.inner.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How many follows have a task right now.
+    pub fn live_count(&self) -> usize {
+        self.running().len()
+    }
+
+    /// Follows a Run for the session's account. Saved first; a Run already known (followed, or
+    /// ended and told) starts nothing new.
+    pub fn follow_run(&self, session: &Arc<Session>, id: &RunId, made_here: bool) -> Result<(), OutboxError> {
+        let now = self.inner.clock.now_ms();
+        self.inner.outbox.add_follow(FollowKind::Run, id.as_str(), &session.account, 0, made_here, now)?;
+        self.resume_one(session, FollowKind::Run, id.as_str())
+    }
+
+    /// Follows a hand-off from version `after` (its current state at `after` is not news).
+    pub fn follow_handoff(
+        &self,
+        session: &Arc<Session>,
+        id: &HandoffId,
+        after: u64,
+        made_here: bool,
+    ) -> Result<(), OutboxError> {
+        let now = self.inner.clock.now_ms();
+        self.inner.outbox.add_follow(FollowKind::Handoff, id.as_str(), &session.account, after, made_here, now)?;
+        self.resume_one(session, FollowKind::Handoff, id.as_str())
+    }
+
+    /// Starts a task for every follow of the session's account still going in the outbox.
+    pub fn resume(&self, session: &Arc<Session>) -> Result<usize, OutboxError> {
+        let rows = self.inner.outbox.active_follows(&session.account)?;
+        let n = rows.len();
+        for row in rows {
+            self.spawn(session, row);
+        }
+        Ok(n)
+    }
+
+    fn resume_one(&self, session: &Arc<Session>, kind: FollowKind, id: &str) -> Result<(), OutboxError> {
+        if let Some(row) = self.inner.outbox.follow(kind, id)?
+            && row.ended_at.is_none()
+            && row.account == session.account
+        {
+            self.spawn(session, row);
+        }
+        Ok(())
+    }
+
+    fn spawn(&self, session: &Arc<Session>, row: FollowRow) {
+        let key = (row.kind, row.id.clone());
+        let mut running = self.running();
+        if running.contains_key(&key) || session.stop.is_cancelled() {
+            return;
+        }
+        let stop = session.stop.child_token();
+        let (tx, rx) = watch::channel(None);
+        running.insert(key.clone(), Running { stop: stop.clone(), ended: rx });
+        drop(running);
+        let this = self.clone();
+        let session = session.clone();
+        self.inner.tracker.spawn(async move {
+            let end = this.follow_loop(&session, row, &stop).await;
+            tracing::debug!(kind = key.0.as_str(), id = %key.1, ?end, "follow ended");
+            // Remove before telling, so a waiter arriving later reads the outbox instead.
+            this.running().remove(&key);
+            let _ = tx.send(Some(end));
+        });
+    }
+
+    /// Stops one follow (it stays in the outbox, as it was).
+    pub fn stop(&self, kind: FollowKind, id: &str) {
+        if let Some(r) = self.running().get(&(kind, id.to_string())) {
+            r.stop.cancel();
+        }
+    }
+
+    /// Waits for a Run's end. A follow that ends any other way (gone, expired, stopped) gives an
+    /// error, never a hang; a Run that ended before is answered from its card.
+    pub async fn wait_run_end(&self, id: &RunId) -> Result<Box<Run>, WaitError> {
+        let rx = self.running().get(&(FollowKind::Run, id.to_string())).map(|r| r.ended.clone());
+        let end = match rx {
+            Some(mut rx) => match rx.wait_for(Option::is_some).await {
+                Ok(end) => end.clone(),
+                Err(_) => None,
+            },
+            None => None,
+        };
+        match end {
+            Some(FollowEnd::RunEnded(run)) => Ok(run),
+            Some(other) => Err(WaitError::Ended { id: id.to_string(), why: format!("{other:?}") }),
+            None => self.ended_run_from_outbox(id),
+        }
+    }
+
+    fn ended_run_from_outbox(&self, id: &RunId) -> Result<Box<Run>, WaitError> {
+        let card = self.inner.outbox.card(id.as_str()).ok().flatten();
+        match (card, self.inner.outbox.follow(FollowKind::Run, id.as_str()).ok().flatten()) {
+            (Some(card), _) => Ok(Box::new(Run {
+                id: id.clone(),
+                task: card.task,
+                status: match card.outcome.as_str() {
+                    "finished" => crate::cloud::RunStatus::Succeeded,
+                    "cancelled" => crate::cloud::RunStatus::Cancelled,
+                    _ => crate::cloud::RunStatus::Failed,
+                },
+                outcome: serde_json::from_value(serde_json::Value::String(card.outcome)).ok(),
+                receipt: card.receipt.and_then(|r| serde_json::from_value(r).ok()),
+                updated_at: None,
+            })),
+            (None, Some(row)) => Err(WaitError::Ended {
+                id: id.to_string(),
+                why: row.end_reason.unwrap_or_else(|| "not running under the signed-in account".into()),
+            }),
+            (None, None) => Err(WaitError::NotFollowed(id.to_string())),
+        }
+    }
+
+    async fn follow_loop(&self, session: &Session, row: FollowRow, stop: &CancellationToken) -> FollowEnd {
+        let inner = &self.inner;
+        let mut cursor = row.cursor;
+        let mut changed_at = row.changed_at;
+        let mut failures = 0u32;
+        loop {
+            let now = inner.clock.now_ms();
+            let expired = match row.kind {
+                FollowKind::Run => now - row.started_at >= inner.limits.run_age_ms,
+                FollowKind::Handoff => now - changed_at >= inner.limits.handoff_idle_ms,
+            };
+            if expired {
+                self.end_in_outbox(&row, "expired");
+                return FollowEnd::Expired;
+            }
+            let cred = session.credentials();
+            let asked = tokio::time::Instant::now();
+            let answer = tokio::select! {
+                biased;
+                _ = stop.cancelled() => return FollowEnd::Stopped(stop_reason(session)),
+                a = self.ask(&row, &cred, cursor) => a,
+            };
+            let elapsed = asked.elapsed();
+            let pause = match answer {
+                Ok(Answer::Run(run)) => {
+                    failures = 0;
+                    match self.record_run(&row, session, run) {
+                        Ok(Some(end)) => return end,
+                        Ok(None) => inner.pacing.after_answer(elapsed),
+                        Err(e) => {
+                            failures += 1;
+                            self.problem(format!("saving {} failed: {e}", row.id));
+                            inner.pacing.after_failure(failures, None, elapsed, rand::random())
+                        }
+                    }
+                }
+                Ok(Answer::Handoff(h)) => {
+                    failures = 0;
+                    match self.record_handoff(&row, session, &mut cursor, &mut changed_at, h) {
+                        Ok(Some(end)) => return end,
+                        Ok(None) => inner.pacing.after_answer(elapsed),
+                        Err(e) => {
+                            failures += 1;
+                            self.problem(format!("saving {} failed: {e}", row.id));
+                            inner.pacing.after_failure(failures, None, elapsed, rand::random())
+                        }
+                    }
+                }
+                Err(CloudError::Gone { status, .. }) => {
+                    self.end_in_outbox(&row, &format!("gone ({status})"));
+                    return FollowEnd::Gone(status);
+                }
+                Err(CloudError::StaleToken) => {
+                    let _ = inner.events.send(FollowerEvent::StaleToken { account: session.account.clone() });
+                    // The engine renews the token (the next request uses it) or signs out (stop).
+                    failures += 1;
+                    inner.pacing.after_failure(failures, None, elapsed, rand::random())
+                }
+                Err(e) => {
+                    failures += 1;
+                    if matches!(e, CloudError::Unreadable { .. }) {
+                        self.problem(e.to_string());
+                    } else {
+                        tracing::info!(id = %row.id, failures, "{e}");
+                    }
+                    inner.pacing.after_failure(failures, e.retry_after(), elapsed, rand::random())
+                }
+            };
+            if !pause.is_zero() {
+                tokio::select! {
+                    biased;
+                    _ = stop.cancelled() => return FollowEnd::Stopped(stop_reason(session)),
+                    _ = tokio::time::sleep(pause) => {}
+                }
+            }
+        }
+    }
+
+    async fn ask(&self, row: &FollowRow, cred: &Credentials, cursor: u64) -> Result<Answer, CloudError> {
+        let cloud = &self.inner.cloud;
+        match row.kind {
+            FollowKind::Run => {
+                let id = RunId::parse(&row.id).map_err(|e| bad_stored_id(&row.id, e))?;
+                cloud.wait_run(cred, &id).await.map(Answer::Run)
+            }
+            FollowKind::Handoff => {
+                let id = HandoffId::parse(&row.id).map_err(|e| bad_stored_id(&row.id, e))?;
+                cloud.wait_handoff(cred, &id, cursor).await.map(Answer::Handoff)
+            }
+        }
+    }
+
+    fn record_run(&self, row: &FollowRow, session: &Session, run: Run) -> Result<Option<FollowEnd>, OutboxError> {
+        let outbox = &self.inner.outbox;
+        let verdict = notice::run_verdict(&run, outbox.cancel_noted(&row.id)?);
+        let notice = match &verdict {
+            RunVerdict::Going => return Ok(None),
+            RunVerdict::EndedQuietly => None,
+            RunVerdict::Ended(n) => Some(n),
+        };
+        if outbox.record_run_end(&run, notice, &session.account, self.inner.clock.now_ms())? {
+            self.inner.deliver.notify_one();
+        }
+        Ok(Some(FollowEnd::RunEnded(Box::new(run))))
+    }
+
+    fn record_handoff(
+        &self,
+        row: &FollowRow,
+        session: &Session,
+        cursor: &mut u64,
+        changed_at: &mut i64,
+        h: Handoff,
+    ) -> Result<Option<FollowEnd>, OutboxError> {
+        let verdict = notice::handoff_verdict(&h);
+        // An answer at the hold's end with nothing new is no change (and no age reset).
+        if h.version <= *cursor && !verdict.closes {
+            return Ok(None);
+        }
+        let now = self.inner.clock.now_ms();
+        let told = self.inner.outbox.record_handoff(
+            &row.id,
+            h.version,
+            verdict.notice.as_ref(),
+            false,
+            verdict.closes,
+            &session.account,
+            now,
+        )?;
+        if told {
+            self.inner.deliver.notify_one();
+        }
+        *cursor = (*cursor).max(h.version);
+        *changed_at = now;
+        Ok(verdict.closes.then(|| FollowEnd::HandoffClosed(Box::new(h))))
+    }
+
+    fn end_in_outbox(&self, row: &FollowRow, reason: &str) {
+        if let Err(e) = self.inner.outbox.end_follow(row.kind, &row.id, reason, self.inner.clock.now_ms()) {
+            self.problem(format!("saving the end of {} failed: {e}", row.id));
+        }
+    }
+
+    fn problem(&self, message: String) {
+        tracing::warn!("{message}");
+        let _ = self.inner.events.send(FollowerEvent::Problem(message));
+    }
+}
+
+enum Answer {
+    Run(Run),
+    Handoff(Handoff),
+}
+
+fn stop_reason(session: &Session) -> String {
+    format!("stopped (account {} signed out, switched, or the app quit)", session.account)
+}
+
+fn bad_stored_id(id: &str, e: crate::cloud::BadId) -> CloudError {
+    CloudError::Unreadable { what: format!("stored follow {id:?}"), detail: e.to_string() }
+}
+
+/// The token that stops a group of tasks (re-exported so shells need not name tokio-util).
+pub type StopToken = CancellationToken;

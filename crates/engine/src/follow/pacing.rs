@@ -1,0 +1,76 @@
+//! How soon to ask again (docs/cloud-api.md, "Pacing"). Pure: the follow loop supplies the
+//! elapsed time and the jitter.
+
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Pacing {
+    /// An item answered at once is asked again no sooner than this.
+    pub floor: Duration,
+    /// The first failure's backoff; each further failure doubles it.
+    pub first_backoff: Duration,
+    /// No wait between two requests for one item is longer than this.
+    pub max_backoff: Duration,
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Pacing {
+            floor: Duration::from_secs(2),
+            first_backoff: Duration::from_secs(2),
+            max_backoff: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Pacing {
+    /// After an answer that took `elapsed`: keep requests for one item at least `floor` apart.
+    pub fn after_answer(&self, elapsed: Duration) -> Duration {
+        self.floor.saturating_sub(elapsed)
+    }
+
+    /// After the `failures`-th failure in a row (1-based): exponential, with "equal jitter"
+    /// (half fixed, half random, `jitter` in 0..=1), at least the server's `Retry-After`, never
+    /// more than `max_backoff`, and never sooner than the floor.
+    pub fn after_failure(&self, failures: u32, retry_after: Option<Duration>, elapsed: Duration, jitter: f64) -> Duration {
+        let exp = self.first_backoff.saturating_mul(1u32 << failures.saturating_sub(1).min(16)).min(self.max_backoff);
+        let jittered = exp / 2 + exp.mul_f64(jitter.clamp(0.0, 1.0) / 2.0);
+        let wait = jittered.max(retry_after.unwrap_or_default()).min(self.max_backoff);
+        wait.max(self.after_answer(elapsed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: fn(u64) -> Duration = Duration::from_secs;
+
+    #[test]
+    fn an_immediate_answer_waits_out_the_floor() {
+        let p = Pacing::default();
+        assert_eq!(p.after_answer(Duration::ZERO), S(2));
+        assert_eq!(p.after_answer(Duration::from_millis(500)), Duration::from_millis(1500));
+        assert_eq!(p.after_answer(S(10)), Duration::ZERO, "a held answer is followed at once");
+    }
+
+    #[test]
+    fn failures_back_off_to_sixty_seconds() {
+        let p = Pacing::default();
+        let table = [(1, 1, 2), (2, 2, 4), (3, 4, 8), (4, 8, 16), (5, 16, 32), (6, 30, 60), (7, 30, 60), (40, 30, 60)];
+        for (n, lo, hi) in table {
+            let low = p.after_failure(n, None, Duration::ZERO, 0.0);
+            let high = p.after_failure(n, None, Duration::ZERO, 1.0);
+            assert_eq!(low, S(lo).max(S(2)), "failure {n}, no jitter");
+            assert_eq!(high, S(hi), "failure {n}, full jitter");
+        }
+    }
+
+    #[test]
+    fn retry_after_is_honoured_up_to_the_cap() {
+        let p = Pacing::default();
+        assert_eq!(p.after_failure(1, Some(S(30)), Duration::ZERO, 0.0), S(30));
+        assert_eq!(p.after_failure(1, Some(S(3600)), Duration::ZERO, 0.0), S(60));
+        assert_eq!(p.after_failure(6, Some(S(1)), Duration::ZERO, 1.0), S(60));
+    }
+}

@@ -1,0 +1,24 @@
+//! The headless engine of cmux-tray. It knows no window and no tray.
+//!
+//! The data has one path, and the modules follow it:
+//!
+//! - [`cloud`]: the HTTP client of the cmux cloud, its types, checked ids and typed errors.
+//! - [`follow`]: one task per followed Run or hand-off, long-polling, with pacing and stop rules.
+//! - [`notice`]: pure rules — is this snapshot news, and what does its banner say.
+//! - [`outbox`]: the SQLite store that makes "told exactly once" survive a crash.
+//! - [`desktop`]: post, replace and withdraw banners; hear clicks (freedesktop D-Bus).
+//! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands.
+//! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
+//! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
+
+pub mod clock;
+pub mod cloud;
+pub mod config;
+pub mod desktop;
+pub mod engine;
+pub mod follow;
+pub mod local;
+pub mod notice;
+pub mod outbox;
+
+pub use engine::{Engine, EngineError, EngineEvent, EngineOptions, Status};

@@ -1,0 +1,92 @@
+//! cmux's socket protocol as pure functions: a line in, a request or an error out; a result
+//! out, a line (docs/local-socket.md). A trimmed line starting with `{` or `[` is v2 JSON,
+//! anything else v1 text.
+
+use serde_json::{Value, json};
+
+/// One parsed request line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    V1 { command: String, args: String },
+    V2 { id: Value, method: String, params: Value },
+}
+
+/// A line that is not a request, with the reply it gets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejected {
+    /// v2 decoding errors carry no id.
+    V2 { id: Option<Value>, code: &'static str, message: String },
+}
+
+pub fn parse(line: &str) -> Result<Request, Rejected> {
+    let trimmed = line.trim();
+    if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+        let (command, args) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
+        return Ok(Request::V1 { command: command.to_string(), args: args.trim_start().to_string() });
+    }
+    let value: Value = serde_json::from_str(trimmed)
+        .map_err(|e| Rejected::V2 { id: None, code: "parse_error", message: format!("invalid JSON: {e}") })?;
+    let Value::Object(obj) = value else {
+        return Err(Rejected::V2 { id: None, code: "invalid_request", message: "a request must be a JSON object".into() });
+    };
+    let id = obj.get("id").cloned().unwrap_or(Value::Null);
+    let Some(method) = obj.get("method").and_then(Value::as_str) else {
+        return Err(Rejected::V2 { id: Some(id), code: "invalid_request", message: "missing method".into() });
+    };
+    let params = obj.get("params").cloned().unwrap_or_else(|| json!({}));
+    if !params.is_object() {
+        return Err(Rejected::V2 { id: Some(id), code: "invalid_params", message: "params must be an object".into() });
+    }
+    Ok(Request::V2 { id, method: method.to_string(), params })
+}
+
+/// `{"id", "ok": true, "result"}` on one line.
+pub fn v2_ok(id: &Value, result: Value) -> String {
+    json!({"id": id, "ok": true, "result": result}).to_string()
+}
+
+/// `{"id"?, "ok": false, "error": {"code", "message"}}` on one line.
+pub fn v2_error(id: Option<&Value>, code: &str, message: &str) -> String {
+    let mut v = json!({"ok": false, "error": {"code": code, "message": message}});
+    if let Some(id) = id {
+        v["id"] = id.clone();
+    }
+    v.to_string()
+}
+
+pub fn rejected_line(r: &Rejected) -> String {
+    match r {
+        Rejected::V2 { id, code, message } => v2_error(id.as_ref(), code, message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_rules() {
+        assert_eq!(parse("ping\n"), Ok(Request::V1 { command: "ping".into(), args: "".into() }));
+        assert_eq!(
+            parse("notify a|b|c"),
+            Ok(Request::V1 { command: "notify".into(), args: "a|b|c".into() })
+        );
+        let Err(Rejected::V2 { id: None, code, .. }) = parse("{nope") else { panic!() };
+        assert_eq!(code, "parse_error");
+        let Err(Rejected::V2 { id: None, code, .. }) = parse("[]") else { panic!() };
+        assert_eq!(code, "invalid_request");
+        let Err(Rejected::V2 { id: Some(id), code, .. }) = parse(r#"{"id": 7}"#) else { panic!() };
+        assert_eq!((id, code), (json!(7), "invalid_request"));
+        assert_eq!(
+            parse(r#" {"id": "a", "method": "system.ping"} "#),
+            Ok(Request::V2 { id: json!("a"), method: "system.ping".into(), params: json!({}) })
+        );
+    }
+
+    #[test]
+    fn replies_are_one_line() {
+        let line = v2_ok(&json!(1), json!({"text": "a\nb"}));
+        assert!(!line.contains('\n'));
+        assert_eq!(v2_error(None, "parse_error", "x"), r#"{"error":{"code":"parse_error","message":"x"},"ok":false}"#);
+    }
+}

@@ -1,0 +1,258 @@
+//! Notice rules: is this snapshot news, and what does its banner say (docs/notices.md §1).
+//!
+//! Pure functions: snapshot (+ what this app knows) → at most one notice with its key and words.
+//! Never does I/O; the outbox makes "at most once per key" durable.
+
+pub mod text;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cloud::{Handoff, HandoffStatus, Outcome, Run};
+
+/// Where a notice comes from; each source has its own settings and banner words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    Run,
+    Handoff,
+    Local,
+    /// The app itself: the account needs a new sign-in.
+    Account,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Run => "run",
+            Source::Handoff => "handoff",
+            Source::Local => "local",
+            Source::Account => "account",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "run" => Some(Source::Run),
+            "handoff" => Some(Source::Handoff),
+            "local" => Some(Source::Local),
+            "account" => Some(Source::Account),
+            _ => None,
+        }
+    }
+}
+
+/// Something worth one banner.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Notice {
+    /// Unique per piece of news: `run:<id>`, `handoff:<id>:<turn>:<status>`.
+    pub key: String,
+    /// One live banner per item: a later notice for the same item replaces this one's banner.
+    pub item: String,
+    pub source: Source,
+    /// The status word it reports (`succeeded`, `done`, `needs-you` …).
+    pub status: String,
+    pub title: String,
+    pub body: String,
+    /// A request for attention (urgency), for `needs-you`.
+    pub urgent: bool,
+}
+
+/// The item key (one live banner each).
+pub fn run_item(run_id: &str) -> String {
+    format!("run:{run_id}")
+}
+
+pub fn handoff_item(handoff_id: &str) -> String {
+    format!("handoff:{handoff_id}")
+}
+
+/// What a Run snapshot means for its follow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunVerdict {
+    /// Not terminal: keep following.
+    Going,
+    /// Terminal, and this app cancelled it: end the follow, tell nothing.
+    EndedQuietly,
+    /// Terminal: end the follow and tell this.
+    Ended(Notice),
+}
+
+/// A Run's end is news once, unless this app cancelled it.
+pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
+    if !run.is_terminal() {
+        return RunVerdict::Going;
+    }
+    let outcome = run.outcome().unwrap_or(Outcome::Finished);
+    if cancelled_here && outcome == Outcome::Cancelled {
+        return RunVerdict::EndedQuietly;
+    }
+    let status = match outcome {
+        Outcome::Finished => "finished",
+        Outcome::Failed => "failed",
+        Outcome::TimedOut => "timedOut",
+        Outcome::Cancelled => "cancelled",
+    };
+    RunVerdict::Ended(Notice {
+        key: run_item(run.id.as_str()),
+        item: run_item(run.id.as_str()),
+        source: Source::Run,
+        status: status.into(),
+        title: run_title(&run.task),
+        body: run_body(outcome).into(),
+        urgent: false,
+    })
+}
+
+/// A Run banner's title: the task's first line (cut like a body), else "Cloud Run".
+pub fn run_title(task: &str) -> String {
+    text::first_line(task).map(|l| text::cut(&l, text::MAX_BODY_CHARS)).unwrap_or_else(|| "Cloud Run".into())
+}
+
+pub fn run_body(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Finished => "Run finished",
+        Outcome::Failed => "Run failed",
+        Outcome::TimedOut => "Run timed out",
+        Outcome::Cancelled => "Run cancelled",
+    }
+}
+
+/// What a hand-off snapshot means for its follow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandoffVerdict {
+    /// Candidate news; the outbox tells each key once.
+    pub notice: Option<Notice>,
+    /// The hand-off is closed: the follow ends after this.
+    pub closes: bool,
+}
+
+/// Done, failed and needs-you are news, once per (id, turn, status); cancel and progress never.
+pub fn handoff_verdict(h: &Handoff) -> HandoffVerdict {
+    let closes = h.is_closed();
+    let word = match h.status {
+        HandoffStatus::Done => "Done",
+        HandoffStatus::Failed => "Failed",
+        HandoffStatus::NeedsYou => "Needs you",
+        HandoffStatus::Cancelled | HandoffStatus::Starting | HandoffStatus::Running => {
+            return HandoffVerdict { notice: None, closes };
+        }
+    };
+    // The summary joins the body once a turn ends; a needs-you is not an end.
+    let summary = if h.status.ends_turn() { h.summary.as_deref().and_then(text::one_line) } else { None };
+    let body = match summary {
+        Some(s) => text::cut(&format!("{word} — {s}"), text::MAX_BODY_CHARS),
+        None => word.to_string(),
+    };
+    let notice = Notice {
+        key: format!("handoff:{}:{}:{}", h.id, h.turn, h.status.as_str()),
+        item: handoff_item(h.id.as_str()),
+        source: Source::Handoff,
+        status: h.status.as_str().into(),
+        title: handoff_title(h),
+        body,
+        urgent: h.status == HandoffStatus::NeedsYou,
+    };
+    HandoffVerdict { notice: Some(notice), closes }
+}
+
+/// The chat's tab title, else the summary's first line, else "Cloud task".
+pub fn handoff_title(h: &Handoff) -> String {
+    h.title
+        .as_deref()
+        .and_then(text::one_line)
+        .or_else(|| h.summary.as_deref().and_then(text::first_line))
+        .map(|t| text::cut(&t, text::MAX_BODY_CHARS))
+        .unwrap_or_else(|| "Cloud task".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::{HandoffId, HandoffState, RunId, RunStatus};
+
+    fn run(status: RunStatus, task: &str) -> Run {
+        Run {
+            id: RunId::parse("run_0123456789abcdef0123").unwrap(),
+            task: task.into(),
+            status,
+            outcome: None,
+            receipt: None,
+            updated_at: None,
+        }
+    }
+
+    fn handoff(status: HandoffStatus, state: Option<HandoffState>) -> Handoff {
+        Handoff {
+            id: HandoffId::parse("ho_0123456789abcdef0123").unwrap(),
+            version: 3,
+            turn: 2,
+            state,
+            status,
+            title: None,
+            summary: Some("Which branch should I push to?\nI found two …".into()),
+            session_id: None,
+            host: None,
+            updated_at: None,
+        }
+    }
+
+    #[test]
+    fn the_banner_reads_the_tasks_first_line_and_the_outcome() {
+        let cases = [
+            (RunStatus::Succeeded, None, "Run finished"),
+            (RunStatus::Failed, None, "Run failed"),
+            (RunStatus::Failed, Some(Outcome::TimedOut), "Run timed out"),
+            (RunStatus::Cancelled, None, "Run cancelled"),
+        ];
+        for (status, outcome, body) in cases {
+            let mut r = run(status, "\nFix the flaky login test\n\nDetails …");
+            r.outcome = outcome;
+            let RunVerdict::Ended(n) = run_verdict(&r, false) else { panic!("{status:?} ends") };
+            assert_eq!((n.title.as_str(), n.body.as_str()), ("Fix the flaky login test", body));
+            assert_eq!(n.key, "run:run_0123456789abcdef0123");
+        }
+        assert_eq!(run_title("   "), "Cloud Run");
+    }
+
+    #[test]
+    fn progress_is_not_an_end_and_an_own_cancel_is_quiet() {
+        for s in [RunStatus::Queued, RunStatus::Running, RunStatus::Cancelling] {
+            assert_eq!(run_verdict(&run(s, "t"), false), RunVerdict::Going);
+        }
+        assert_eq!(run_verdict(&run(RunStatus::Cancelled, "t"), true), RunVerdict::EndedQuietly);
+        // A note of our cancel does not silence a Run that ended some other way first.
+        assert!(matches!(run_verdict(&run(RunStatus::Succeeded, "t"), true), RunVerdict::Ended(_)));
+        assert!(matches!(run_verdict(&run(RunStatus::Cancelled, "t"), false), RunVerdict::Ended(_)));
+    }
+
+    #[test]
+    fn the_handoff_banners_words() {
+        let open = Some(HandoffState::Open);
+        let n = handoff_verdict(&handoff(HandoffStatus::Done, open)).notice.unwrap();
+        assert_eq!(n.title, "Which branch should I push to?");
+        assert_eq!(n.body, "Done — Which branch should I push to? I found two …");
+        assert_eq!(n.key, "handoff:ho_0123456789abcdef0123:2:done");
+        assert_eq!(n.item, "handoff:ho_0123456789abcdef0123");
+        let n = handoff_verdict(&handoff(HandoffStatus::NeedsYou, open)).notice.unwrap();
+        assert_eq!((n.body.as_str(), n.urgent), ("Needs you", true));
+        let n = handoff_verdict(&handoff(HandoffStatus::Failed, open)).notice.unwrap();
+        assert!(n.body.starts_with("Failed — "));
+        let mut titled = handoff(HandoffStatus::Done, open);
+        titled.title = Some("Refactor the parser".into());
+        assert_eq!(handoff_verdict(&titled).notice.unwrap().title, "Refactor the parser");
+        titled.title = None;
+        titled.summary = None;
+        let n = handoff_verdict(&titled).notice.unwrap();
+        assert_eq!((n.title.as_str(), n.body.as_str()), ("Cloud task", "Done"));
+    }
+
+    #[test]
+    fn cancel_and_progress_never_post() {
+        for s in [HandoffStatus::Cancelled, HandoffStatus::Starting, HandoffStatus::Running] {
+            assert_eq!(handoff_verdict(&handoff(s, Some(HandoffState::Open))).notice, None);
+        }
+        // A legacy store closes at its first cancel, still without a notice.
+        let v = handoff_verdict(&handoff(HandoffStatus::Cancelled, None));
+        assert_eq!((v.notice, v.closes), (None, true));
+    }
+}

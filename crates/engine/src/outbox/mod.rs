@@ -1,0 +1,548 @@
+//! The outbox: the only memory the engine has across a relaunch (SQLite, WAL, one writer).
+//!
+//! It owns the follows, the notices (untold → told, or silent), the ended Runs' cards and the
+//! notes of this app's own cancels. A notice's key is unique: whatever the number of waiters or
+//! relaunches, a key is inserted once, and only a key in the store is ever posted. It never knows
+//! HTTP or D-Bus. It never starts empty over a file it cannot read: it says what is wrong and where.
+
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::notice::{Notice, Source};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutboxError {
+    #[error("the state database {path} is not readable as a database ({detail}); it was left untouched — move it aside to start afresh")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("the state database {path} is locked by another process ({detail}); is another cmux-tray running?")]
+    Locked { path: PathBuf, detail: String },
+    #[error("the state database {path} was written by a newer cmux-tray (schema {found}, this one knows {known}); it was left untouched")]
+    TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error("the state database {path}: {source}")]
+    Sql { path: PathBuf, source: rusqlite::Error },
+    #[error("cannot create the data directory {path}: {source}")]
+    Dir { path: PathBuf, source: std::io::Error },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FollowKind {
+    Run,
+    Handoff,
+}
+
+impl FollowKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FollowKind::Run => "run",
+            FollowKind::Handoff => "handoff",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "run" => Some(FollowKind::Run),
+            "handoff" => Some(FollowKind::Handoff),
+            _ => None,
+        }
+    }
+}
+
+/// A follow as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FollowRow {
+    pub kind: FollowKind,
+    pub id: String,
+    pub account: String,
+    /// Hand-offs: the last version seen. Runs: unused (0).
+    pub cursor: u64,
+    pub started_at: i64,
+    pub changed_at: i64,
+    pub made_here: bool,
+    pub ended_at: Option<i64>,
+    pub end_reason: Option<String>,
+}
+
+/// A notice as stored, with its delivery state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredNotice {
+    pub seq: i64,
+    pub key: String,
+    pub item: String,
+    pub source: String,
+    pub status: String,
+    pub title: String,
+    pub body: String,
+    pub urgent: bool,
+    pub created_at: i64,
+    pub state: String,
+    pub told_at: Option<i64>,
+    pub banner_id: Option<u32>,
+    pub read_at: Option<i64>,
+}
+
+/// The signed-in account, as remembered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountRow {
+    pub user_id: String,
+    pub email: String,
+    pub team: Option<String>,
+    pub signed_in_at: i64,
+    pub problem: Option<String>,
+}
+
+/// An ended Run's card: what its banner click opens, kept 7 days.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Card {
+    pub run_id: String,
+    pub task: String,
+    pub outcome: String,
+    pub receipt: Option<serde_json::Value>,
+    pub notice_key: Option<String>,
+    pub ended_at: i64,
+}
+
+pub struct Outbox {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl Outbox {
+    /// Opens (or creates) the store and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Outbox, OutboxError> {
+        if let Some(dir) = path.parent() {
+            create_private_dir(dir)?;
+        }
+        let conn = Connection::open(path).map_err(|e| classify(path, e))?;
+        let outbox = Outbox { conn: Mutex::new(conn), path: path.to_path_buf() };
+        outbox.prepare()?;
+        Ok(outbox)
+    }
+
+    /// Opens an existing store read-only (for `status`), never creating or migrating it.
+    pub fn open_read_only(path: &Path) -> Result<Outbox, OutboxError> {
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .map_err(|e| classify(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| classify(path, e))?;
+        let outbox = Outbox { conn: Mutex::new(conn), path: path.to_path_buf() };
+        let version: i64 = outbox.lock().query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| classify(path, e))?;
+        outbox.check_version(version)?;
+        Ok(outbox)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn err(&self, e: rusqlite::Error) -> OutboxError {
+        classify(&self.path, e)
+    }
+
+    fn check_version(&self, found: i64) -> Result<(), OutboxError> {
+        let known = schema::MIGRATIONS.len() as i64;
+        if found > known {
+            return Err(OutboxError::TooNew { path: self.path.clone(), found, known });
+        }
+        Ok(())
+    }
+
+    fn prepare(&self) -> Result<(), OutboxError> {
+        let mut conn = self.lock();
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| self.err(e))?;
+        // The first read tells a file that is no database from one that is.
+        let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(|e| self.err(e))?;
+        if check != "ok" {
+            return Err(OutboxError::Corrupt { path: self.path.clone(), detail: check });
+        }
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(|e| self.err(e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(path = %self.path.display(), mode, "the state database is not in WAL mode");
+        }
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;").map_err(|e| self.err(e))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))?;
+        self.check_version(version)?;
+        for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(version as usize) {
+            let tx = conn.transaction().map_err(|e| self.err(e))?;
+            tx.execute_batch(sql).map_err(|e| self.err(e))?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64).map_err(|e| self.err(e))?;
+            tx.commit().map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    // ── the account ──────────────────────────────────────────────────────────────────────────
+
+    pub fn account(&self) -> Result<Option<AccountRow>, OutboxError> {
+        self.lock()
+            .query_row("SELECT user_id, email, team, signed_in_at, problem FROM account", [], |r| {
+                Ok(AccountRow {
+                    user_id: r.get(0)?,
+                    email: r.get(1)?,
+                    team: r.get(2)?,
+                    signed_in_at: r.get(3)?,
+                    problem: r.get(4)?,
+                })
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set_account(&self, a: &AccountRow) -> Result<(), OutboxError> {
+        self.lock()
+            .execute(
+                "INSERT INTO account (only, user_id, email, team, signed_in_at, problem) VALUES (1, ?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (only) DO UPDATE SET user_id = ?1, email = ?2, team = ?3, signed_in_at = ?4, problem = ?5",
+                params![a.user_id, a.email, a.team, a.signed_in_at, a.problem],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Notes why the account stopped working (or clears it).
+    pub fn set_account_problem(&self, problem: Option<&str>) -> Result<(), OutboxError> {
+        self.lock().execute("UPDATE account SET problem = ?1", [problem]).map(drop).map_err(|e| self.err(e))
+    }
+
+    pub fn clear_account(&self) -> Result<(), OutboxError> {
+        self.lock().execute("DELETE FROM account", []).map(drop).map_err(|e| self.err(e))
+    }
+
+    // ── follows ──────────────────────────────────────────────────────────────────────────────
+
+    /// Saves a follow unless the item is known already (followed, or ended). Returns whether it
+    /// is new.
+    pub fn add_follow(
+        &self,
+        kind: FollowKind,
+        id: &str,
+        account: &str,
+        cursor: u64,
+        made_here: bool,
+        now: i64,
+    ) -> Result<bool, OutboxError> {
+        let n = self
+            .lock()
+            .execute(
+                "INSERT OR IGNORE INTO follows (kind, id, account, cursor, started_at, changed_at, made_here)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+                params![kind.as_str(), id, account, cursor as i64, now, made_here],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(n == 1)
+    }
+
+    pub fn follow(&self, kind: FollowKind, id: &str) -> Result<Option<FollowRow>, OutboxError> {
+        self.lock()
+            .query_row(&format!("{FOLLOW_COLUMNS} WHERE kind = ?1 AND id = ?2"), params![kind.as_str(), id], follow_row)
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The follows still going for an account, oldest first.
+    pub fn active_follows(&self, account: &str) -> Result<Vec<FollowRow>, OutboxError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!("{FOLLOW_COLUMNS} WHERE account = ?1 AND ended_at IS NULL ORDER BY started_at, id"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([account], follow_row).map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Every follow, newest first (for `status`).
+    pub fn follows(&self, limit: usize) -> Result<Vec<FollowRow>, OutboxError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!("{FOLLOW_COLUMNS} ORDER BY ended_at IS NOT NULL, started_at DESC LIMIT ?1"))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt.query_map([limit as i64], follow_row).map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    pub fn end_follow(&self, kind: FollowKind, id: &str, reason: &str, now: i64) -> Result<(), OutboxError> {
+        self.lock()
+            .execute(
+                "UPDATE follows SET ended_at = ?3, end_reason = ?4 WHERE kind = ?1 AND id = ?2 AND ended_at IS NULL",
+                params![kind.as_str(), id, now, reason],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// A Run's end, in one transaction: its notice (unless quiet), its card, the follow ended.
+    /// Returns whether a notice became untold (the deliverer has work).
+    pub fn record_run_end(&self, run: &crate::cloud::Run, notice: Option<&Notice>, account: &str, now: i64) -> Result<bool, OutboxError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        let told = match notice {
+            Some(n) => insert_notice(&tx, n, Some(account), now, "untold").map_err(|e| self.err(e))?,
+            None => false,
+        };
+        let outcome = run.outcome().map(|o| serde_json::to_value(o).ok()).flatten();
+        tx.execute(
+            "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                run.id.as_str(),
+                run.task,
+                outcome.and_then(|o| o.as_str().map(String::from)).unwrap_or_default(),
+                run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default()),
+                notice.map(|n| n.key.clone()),
+                now
+            ],
+        )
+        .map_err(|e| self.err(e))?;
+        let reason = if notice.is_some() { "ended" } else { "cancelled here" };
+        tx.execute(
+            "UPDATE follows SET ended_at = ?2, end_reason = ?3, changed_at = ?2 WHERE kind = 'run' AND id = ?1 AND ended_at IS NULL",
+            params![run.id.as_str(), now, reason],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(told)
+    }
+
+    /// A hand-off's new version, in one transaction: the cursor moves, its notice is inserted
+    /// (`silent` when it is known but not news), and the follow ends when the hand-off closes.
+    /// Returns whether a notice became untold.
+    pub fn record_handoff(
+        &self,
+        id: &str,
+        version: u64,
+        notice: Option<&Notice>,
+        silent: bool,
+        closes: bool,
+        account: &str,
+        now: i64,
+    ) -> Result<bool, OutboxError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        let told = match notice {
+            Some(n) => insert_notice(&tx, n, Some(account), now, if silent { "silent" } else { "untold" })
+                .map_err(|e| self.err(e))?
+                && !silent,
+            None => false,
+        };
+        tx.execute(
+            "UPDATE follows SET cursor = MAX(cursor, ?2), changed_at = ?3 WHERE kind = 'handoff' AND id = ?1",
+            params![id, version as i64, now],
+        )
+        .map_err(|e| self.err(e))?;
+        if closes {
+            tx.execute(
+                "UPDATE follows SET ended_at = ?2, end_reason = 'closed' WHERE kind = 'handoff' AND id = ?1 AND ended_at IS NULL",
+                params![id, now],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(told)
+    }
+
+    /// A notice from a source without a follow (local agents). Returns whether it is new.
+    pub fn record_notice(&self, n: &Notice, now: i64) -> Result<bool, OutboxError> {
+        let conn = self.lock();
+        insert_notice(&conn, n, None, now, "untold").map_err(|e| self.err(e))
+    }
+
+    // ── own cancels ──────────────────────────────────────────────────────────────────────────
+
+    pub fn note_cancel(&self, run_id: &str, now: i64) -> Result<(), OutboxError> {
+        self.lock()
+            .execute("INSERT OR IGNORE INTO cancel_notes (run_id, noted_at) VALUES (?1, ?2)", params![run_id, now])
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn cancel_noted(&self, run_id: &str) -> Result<bool, OutboxError> {
+        self.lock()
+            .query_row("SELECT 1 FROM cancel_notes WHERE run_id = ?1", [run_id], |_| Ok(()))
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(|e| self.err(e))
+    }
+
+    // ── delivery ─────────────────────────────────────────────────────────────────────────────
+
+    /// Notices saved but not yet told, oldest first.
+    pub fn untold(&self) -> Result<Vec<StoredNotice>, OutboxError> {
+        self.notices_where("state = 'untold' ORDER BY seq", [])
+    }
+
+    /// The most recent notices that are news (told or still untold), newest first.
+    pub fn recent_notices(&self, limit: usize) -> Result<Vec<StoredNotice>, OutboxError> {
+        self.notices_where("state != 'silent' ORDER BY seq DESC LIMIT ?1", [limit as i64])
+    }
+
+    /// The newest notice told with this banner id.
+    pub fn notice_by_banner(&self, banner_id: u32) -> Result<Option<StoredNotice>, OutboxError> {
+        Ok(self.notices_where("banner_id = ?1 ORDER BY seq DESC LIMIT 1", [banner_id])?.pop())
+    }
+
+    pub fn notice(&self, key: &str) -> Result<Option<StoredNotice>, OutboxError> {
+        Ok(self.notices_where("key = ?1", [key])?.pop())
+    }
+
+    fn notices_where<P: rusqlite::Params>(&self, clause: &str, p: P) -> Result<Vec<StoredNotice>, OutboxError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at
+                 FROM notices WHERE {clause}"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(p, |r| {
+                Ok(StoredNotice {
+                    seq: r.get(0)?,
+                    key: r.get(1)?,
+                    item: r.get(2)?,
+                    source: r.get(3)?,
+                    status: r.get(4)?,
+                    title: r.get(5)?,
+                    body: r.get(6)?,
+                    urgent: r.get(7)?,
+                    created_at: r.get(8)?,
+                    state: r.get(9)?,
+                    told_at: r.get(10)?,
+                    banner_id: r.get(11)?,
+                    read_at: r.get(12)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Marks a notice told, with the banner id the desktop gave it.
+    pub fn mark_told(&self, key: &str, banner_id: Option<u32>, now: i64) -> Result<(), OutboxError> {
+        self.lock()
+            .execute(
+                "UPDATE notices SET state = 'told', told_at = ?2, banner_id = ?3 WHERE key = ?1 AND state = 'untold'",
+                params![key, now, banner_id],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The banner id of the item's most recent banner, so a new notice replaces it.
+    pub fn live_banner(&self, item: &str) -> Result<Option<u32>, OutboxError> {
+        self.lock()
+            .query_row(
+                "SELECT banner_id FROM notices WHERE item = ?1 AND banner_id IS NOT NULL ORDER BY seq DESC LIMIT 1",
+                [item],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    // ── cards ────────────────────────────────────────────────────────────────────────────────
+
+    pub fn card(&self, run_id: &str) -> Result<Option<Card>, OutboxError> {
+        Ok(self.cards_where("run_id = ?1", [run_id])?.pop())
+    }
+
+    /// Cards that ended before `before` (past their week).
+    pub fn cards_ended_before(&self, before: i64) -> Result<Vec<Card>, OutboxError> {
+        self.cards_where("ended_at < ?1", [before])
+    }
+
+    fn cards_where<P: rusqlite::Params>(&self, clause: &str, p: P) -> Result<Vec<Card>, OutboxError> {
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "SELECT run_id, task, outcome, receipt, notice_key, ended_at FROM cards WHERE {clause}"
+            ))
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(p, |r| {
+                let receipt: Option<String> = r.get(3)?;
+                Ok(Card {
+                    run_id: r.get(0)?,
+                    task: r.get(1)?,
+                    outcome: r.get(2)?,
+                    receipt: receipt.and_then(|s| serde_json::from_str(&s).ok()),
+                    notice_key: r.get(4)?,
+                    ended_at: r.get(5)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
+    }
+
+    pub fn drop_card(&self, run_id: &str) -> Result<(), OutboxError> {
+        self.lock().execute("DELETE FROM cards WHERE run_id = ?1", [run_id]).map(drop).map_err(|e| self.err(e))
+    }
+}
+
+const FOLLOW_COLUMNS: &str =
+    "SELECT kind, id, account, cursor, started_at, changed_at, made_here, ended_at, end_reason FROM follows";
+
+fn follow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FollowRow> {
+    let kind: String = r.get(0)?;
+    let cursor: i64 = r.get(3)?;
+    Ok(FollowRow {
+        kind: FollowKind::parse(&kind).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, format!("unknown follow kind {kind:?}").into())
+        })?,
+        id: r.get(1)?,
+        account: r.get(2)?,
+        cursor: cursor.max(0) as u64,
+        started_at: r.get(4)?,
+        changed_at: r.get(5)?,
+        made_here: r.get(6)?,
+        ended_at: r.get(7)?,
+        end_reason: r.get(8)?,
+    })
+}
+
+fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64, state: &str) -> rusqlite::Result<bool> {
+    let inserted = conn.execute(
+        "INSERT OR IGNORE INTO notices (key, item, source, status, title, body, urgent, account, created_at, state)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![n.key, n.item, n.source.as_str(), n.status, n.title, n.body, n.urgent, account, now, state],
+    )?;
+    Ok(inserted == 1)
+}
+
+fn classify(path: &Path, e: rusqlite::Error) -> OutboxError {
+    use rusqlite::ErrorCode;
+    let path = path.to_path_buf();
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+            OutboxError::Corrupt { path, detail: e.to_string() }
+        }
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => OutboxError::Locked { path, detail: e.to_string() },
+        _ => OutboxError::Sql { path, source: e },
+    }
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), OutboxError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|source| OutboxError::Dir { path: dir.to_path_buf(), source })
+}
+
+/// Which source a stored notice belongs to.
+pub fn source_of(n: &StoredNotice) -> Option<Source> {
+    Source::parse(&n.source)
+}
+
+#[cfg(test)]
+mod tests;

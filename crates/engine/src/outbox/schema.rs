@@ -1,0 +1,59 @@
+//! The store's schema, one migration per version (`PRAGMA user_version`). Append, never edit.
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: follows, notices, cards, cancel notes, the signed-in account.
+    r#"
+    CREATE TABLE account (
+        only INTEGER PRIMARY KEY CHECK (only = 1),
+        user_id TEXT NOT NULL,
+        email TEXT NOT NULL,
+        team TEXT,
+        signed_in_at INTEGER NOT NULL,
+        -- Why the account is not working (a refused token): shown until the next sign-in.
+        problem TEXT
+    );
+    CREATE TABLE follows (
+        kind TEXT NOT NULL CHECK (kind IN ('run', 'handoff')),
+        id TEXT NOT NULL,
+        account TEXT NOT NULL,
+        cursor INTEGER NOT NULL DEFAULT 0,
+        started_at INTEGER NOT NULL,
+        changed_at INTEGER NOT NULL,
+        made_here INTEGER NOT NULL DEFAULT 0,
+        ended_at INTEGER,
+        end_reason TEXT,
+        PRIMARY KEY (kind, id)
+    );
+    CREATE INDEX follows_active ON follows (account) WHERE ended_at IS NULL;
+    CREATE TABLE notices (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        key TEXT NOT NULL UNIQUE,
+        item TEXT NOT NULL,
+        source TEXT NOT NULL,
+        status TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        urgent INTEGER NOT NULL DEFAULT 0,
+        account TEXT,
+        created_at INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('untold', 'told', 'silent')),
+        told_at INTEGER,
+        banner_id INTEGER,
+        read_at INTEGER
+    );
+    CREATE INDEX notices_untold ON notices (seq) WHERE state = 'untold';
+    CREATE INDEX notices_item ON notices (item, seq);
+    CREATE TABLE cards (
+        run_id TEXT PRIMARY KEY,
+        task TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        receipt TEXT,
+        notice_key TEXT,
+        ended_at INTEGER NOT NULL
+    );
+    CREATE TABLE cancel_notes (
+        run_id TEXT PRIMARY KEY,
+        noted_at INTEGER NOT NULL
+    );
+    "#,
+];

@@ -1,0 +1,123 @@
+use super::*;
+use crate::notice::{Notice, Source};
+
+fn notice(key: &str) -> Notice {
+    Notice {
+        key: key.into(),
+        item: "run:x".into(),
+        source: Source::Run,
+        status: "finished".into(),
+        title: "t".into(),
+        body: "Run finished".into(),
+        urgent: false,
+    }
+}
+
+#[test]
+fn a_key_is_inserted_once_and_told_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    assert!(out.record_notice(&notice("k"), 1).unwrap());
+    assert!(!out.record_notice(&notice("k"), 2).unwrap(), "a second insert of a key is ignored");
+    assert_eq!(out.untold().unwrap().len(), 1);
+    out.mark_told("k", Some(7), 3).unwrap();
+    assert!(out.untold().unwrap().is_empty());
+    assert!(!out.record_notice(&notice("k"), 4).unwrap(), "a told key is never untold again");
+    assert_eq!(out.live_banner("run:x").unwrap(), Some(7));
+}
+
+#[test]
+fn reopening_keeps_everything_and_migrates_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/dir/state.sqlite3");
+    {
+        let out = Outbox::open(&path).unwrap();
+        out.add_follow(FollowKind::Run, "run_0123456789abcdef0123", "u1", 0, true, 5).unwrap();
+        out.note_cancel("run_0123456789abcdef0123", 6).unwrap();
+    }
+    let out = Outbox::open(&path).unwrap();
+    let f = out.active_follows("u1").unwrap();
+    assert_eq!(f.len(), 1);
+    assert!(f[0].made_here);
+    assert!(out.cancel_noted("run_0123456789abcdef0123").unwrap());
+    assert!(out.active_follows("u2").unwrap().is_empty());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+}
+
+#[test]
+fn a_file_that_is_no_database_is_named_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    let garbage = b"this is not a database, but it is the user's file\n".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let err = Outbox::open(&path).err().expect("refused");
+    let msg = err.to_string();
+    assert!(matches!(err, OutboxError::Corrupt { .. }), "{msg}");
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(msg.contains("left untouched"), "{msg}");
+    assert_eq!(std::fs::read(&path).unwrap(), garbage, "the file was not touched");
+}
+
+#[test]
+fn a_truncated_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    {
+        let out = Outbox::open(&path).unwrap();
+        for i in 0..200 {
+            out.record_notice(&notice(&format!("k{i}")), i).unwrap();
+        }
+        out.lock().execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    // Keep the header, wreck the pages after it.
+    let mut wrecked = bytes.clone();
+    for b in wrecked.iter_mut().skip(100).take(bytes.len() - 100) {
+        *b = 0xA5;
+    }
+    std::fs::write(&path, &wrecked).unwrap();
+    let err = Outbox::open(&path).err().expect("refused");
+    assert!(matches!(err, OutboxError::Corrupt { .. } | OutboxError::Sql { .. }), "{err}");
+    assert!(err.to_string().contains(&path.display().to_string()));
+    assert_eq!(std::fs::read(&path).unwrap(), wrecked, "the file was not touched");
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    Outbox::open(&path).unwrap().lock().pragma_update(None, "user_version", 99).unwrap();
+    let err = Outbox::open(&path).err().expect("refused");
+    assert!(matches!(err, OutboxError::TooNew { found: 99, .. }), "{err}");
+}
+
+#[test]
+fn a_locked_database_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    drop(Outbox::open(&path).unwrap());
+    // Another process's exclusive transaction, as a second connection here.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("PRAGMA journal_mode = DELETE; BEGIN EXCLUSIVE;").ok();
+    other.execute_batch("BEGIN EXCLUSIVE;").ok();
+    let err = Outbox::open(&path).err().expect("refused while locked");
+    assert!(matches!(err, OutboxError::Locked { .. }), "{err}");
+    assert!(err.to_string().contains("another cmux-tray"), "{err}");
+}
+
+#[test]
+fn a_silent_handoff_notice_is_known_but_never_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Outbox::open(&dir.path().join("s.sqlite3")).unwrap();
+    out.add_follow(FollowKind::Handoff, "ho_0123456789abcdef0123", "u", 3, false, 1).unwrap();
+    let n = notice("handoff:ho_0123456789abcdef0123:1:needs-you");
+    assert!(!out.record_handoff("ho_0123456789abcdef0123", 3, Some(&n), true, false, "u", 2).unwrap());
+    assert!(!out.record_handoff("ho_0123456789abcdef0123", 4, Some(&n), false, false, "u", 3).unwrap());
+    assert!(out.untold().unwrap().is_empty());
+    assert_eq!(out.follow(FollowKind::Handoff, "ho_0123456789abcdef0123").unwrap().unwrap().cursor, 4);
+}
