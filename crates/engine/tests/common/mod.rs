@@ -1,0 +1,107 @@
+//! A world for engine tests: the simulator on loopback, an engine on a temporary store, and a
+//! recording desktop, all on one tokio runtime whose clock the test pauses. Holds, pacing and
+//! age limits pass in virtual time; every byte still crosses a real loopback socket.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cmux_cloud_sim::{RunningSim, SimUser};
+use cmux_tray_engine::clock::Clock;
+use cmux_tray_engine::cloud::{HandoffId, RunId};
+use cmux_tray_engine::desktop::{Banner, Recording};
+use cmux_tray_engine::{Engine, EngineOptions};
+use secrecy::SecretString;
+
+pub struct World {
+    pub sim: RunningSim,
+    pub dir: tempfile::TempDir,
+    pub desktop: Arc<Recording>,
+    pub user: SimUser,
+    pub engine: Engine,
+    /// Wall-clock start of the virtual clock (moves with tokio's clock).
+    pub clock: Clock,
+}
+
+impl World {
+    /// A simulator with one account, and an engine signed in to it.
+    pub async fn new() -> World {
+        let sim = cmux_cloud_sim::start().await.expect("the simulator starts");
+        let user = sim.sim.add_user("ada@example.com");
+        let dir = tempfile::tempdir().unwrap();
+        let desktop = Arc::new(Recording::new());
+        let clock = Clock::following_tokio(1_780_000_000_000);
+        let engine = start_engine(&sim, &dir.path().join("state.sqlite3"), desktop.clone(), clock.clone()).await;
+        let world = World { sim, dir, desktop, user, engine, clock };
+        world.sign_in(&world.user.access_token.clone()).await;
+        world
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.path().join("state.sqlite3")
+    }
+
+    pub async fn sign_in(&self, token: &str) {
+        self.engine.sign_in_with_token(SecretString::from(token.to_string()), None).await.expect("signed in");
+    }
+
+    /// Quits the engine and starts a new one on the same store (a relaunch), signed in again.
+    pub async fn relaunch(&mut self) {
+        self.engine.shutdown().await;
+        self.engine = start_engine(&self.sim, &self.db(), self.desktop.clone(), self.clock.clone()).await;
+        let token = self.user.access_token.clone();
+        self.sign_in(&token).await;
+    }
+
+    pub fn run(&self, task: &str) -> RunId {
+        RunId::parse(&self.sim.sim.create_run(&self.user.user_id, task)).unwrap()
+    }
+
+    pub fn handoff(&self, title: Option<&str>, legacy: bool) -> HandoffId {
+        let id = self.sim.sim.create_handoff(cmux_cloud_sim::state::NewHandoff {
+            owner: self.user.user_id.clone(),
+            title: title.map(String::from),
+            legacy,
+            ..Default::default()
+        });
+        HandoffId::parse(&id).unwrap()
+    }
+
+    /// Banners posted so far.
+    pub fn banners(&self) -> Vec<Banner> {
+        self.desktop.posted().into_iter().map(|(_, b)| b).collect()
+    }
+
+    pub fn banners_for(&self, item_id: &str) -> Vec<Banner> {
+        self.banners().into_iter().filter(|b| b.item.ends_with(item_id)).collect()
+    }
+
+    /// Requests the simulator received for paths containing `part`.
+    pub fn requests_to(&self, part: &str) -> Vec<cmux_cloud_sim::LoggedRequest> {
+        self.sim.sim.requests().into_iter().filter(|r| r.path.contains(part)).collect()
+    }
+}
+
+pub async fn start_engine(sim: &RunningSim, db: &std::path::Path, desktop: Arc<Recording>, clock: Clock) -> Engine {
+    let mut opts = EngineOptions::new(&sim.origin(), &sim.origin(), db.to_path_buf(), desktop);
+    opts.clock = clock;
+    Engine::start(opts).await.expect("the engine starts")
+}
+
+/// Lets virtual time pass (the paused clock jumps; real time barely moves).
+pub async fn pass(d: Duration) {
+    tokio::time::sleep(d).await;
+}
+
+/// Waits, in virtual time, until `cond` holds; fails the test after `limit`.
+pub async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = tokio::time::Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "not within {limit:?} (virtual): {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub const SECS: fn(u64) -> Duration = Duration::from_secs;

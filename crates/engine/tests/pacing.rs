@@ -1,0 +1,96 @@
+//! Pacing, read off the simulator's request log: no item is asked twice within 2 s after an
+//! immediate answer, no retry gap exceeds 60 s, and a stalled server does not hang a follow.
+
+mod common;
+
+use cmux_cloud_sim::{Fault, RunChange};
+use common::*;
+
+/// Arrival gaps (ms) between consecutive requests to paths containing `part`.
+fn gaps(w: &World, part: &str) -> Vec<u64> {
+    let at: Vec<u64> = w.requests_to(part).iter().map(|r| r.at_ms).collect();
+    at.windows(2).map(|p| p[1] - p[0]).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_item_answered_at_once_is_not_asked_again_within_two_seconds() {
+    let w = World::new().await;
+    let run = w.run("Chatty");
+    w.engine.follow_run(&run).unwrap();
+    // The Run changes every 300 ms for a minute: every wait is answered at once.
+    for i in 0..200 {
+        let status = if i % 2 == 0 { "running" } else { "queued" };
+        w.sim.sim.update_run(run.as_str(), RunChange::status(status));
+        pass(std::time::Duration::from_millis(300)).await;
+    }
+    let g = gaps(&w, run.as_str());
+    assert!(g.len() >= 25, "asked {} times", g.len() + 1);
+    let min = *g.iter().min().unwrap();
+    assert!(min >= 2000, "two waits {min} ms apart: {g:?}");
+    println!("immediate answers: {} waits, smallest gap {min} ms", g.len() + 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failures_back_off_and_no_retry_gap_exceeds_sixty_seconds() {
+    let w = World::new().await;
+    let run = w.run("Unlucky");
+    w.sim.sim.add_fault(Fault::on("/wait").status(503).times(0));
+    w.engine.follow_run(&run).unwrap();
+    pass(SECS(15 * 60)).await;
+    let g = gaps(&w, run.as_str());
+    assert!(g.len() >= 15, "{g:?}");
+    assert!(g.iter().all(|&gap| (2000..=60_000).contains(&gap)), "{g:?}");
+    assert!(g[..4].iter().all(|&gap| gap <= 16_000), "the first retries come soon: {g:?}");
+    assert!(g.iter().rev().take(5).all(|&gap| gap >= 30_000), "later retries back off: {g:?}");
+    // Retry-After is honoured, but never past the cap.
+    w.sim.sim.clear_faults();
+    w.sim.sim.add_fault(Fault::on("/wait").status(429).retry_after(45));
+    w.sim.sim.add_fault(Fault::on("/wait").status(503).retry_after(3600));
+    w.sim.sim.clear_requests();
+    pass(SECS(5 * 60)).await;
+    let g = gaps(&w, run.as_str());
+    assert!(g.iter().all(|&gap| gap <= 60_000), "{g:?}");
+    assert!(g[0] >= 45_000, "Retry-After 45 honoured: {g:?}");
+    // And it recovers.
+    w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
+    eventually("the banner", SECS(120), || w.banners().len() == 1).await;
+    println!("backoff gaps (ms): {g:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_server_does_not_hang_a_follow() {
+    let w = World::new().await;
+    let run = w.run("Stalled");
+    w.sim.sim.add_fault(Fault::on("/wait").stall().times(2));
+    w.engine.follow_run(&run).unwrap();
+    pass(SECS(20)).await;
+    w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
+    // Two stalls: each ends at the client's own deadline (10 s hold + 15 s margin), then a retry.
+    eventually("the banner after two stalls", SECS(180), || w.banners().len() == 1).await;
+    let g = gaps(&w, run.as_str());
+    assert_eq!(g.len(), 2, "{g:?}");
+    assert!(g.iter().all(|&gap| (25_000..=25_000 + 60_000).contains(&gap)), "{g:?}");
+    // A waiter on a follow that ends any other way gets an error, not a hang.
+    let other = w.run("Stalled forever, then forbidden");
+    w.sim.sim.add_fault(Fault::on(other.as_str()).stall());
+    w.sim.sim.add_fault(Fault::on(other.as_str()).status(403));
+    w.engine.follow_run(&other).unwrap();
+    let end = tokio::time::timeout(SECS(600), w.engine.wait_run_end(&other)).await.expect("no hang");
+    assert!(end.is_err());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_held_wait_is_followed_at_once_and_nothing_wakes_while_nothing_happens() {
+    let w = World::new().await;
+    let run = w.run("Quiet");
+    let ho = w.handoff(None, false);
+    w.engine.follow_run(&run).unwrap();
+    w.engine.follow_handoff(&ho).unwrap();
+    pass(SECS(10 * 60)).await;
+    // Held waits: one per hold (10 s Runs, 25 s hand-offs), re-asked at once, nothing more.
+    let runs = w.requests_to(run.as_str()).len();
+    let handoffs = w.requests_to(ho.as_str()).len();
+    assert!((59..=61).contains(&runs), "{runs} Run waits in 10 min");
+    // The first hand-off wait answers at once (version 1 is past 0); then 25 s holds.
+    assert!((24..=26).contains(&handoffs), "{handoffs} hand-off waits in 10 min");
+}
