@@ -1,1 +1,257 @@
+//! Support for the end-to-end suite: the built binaries, a sandboxed home, a private D-Bus
+//! session with a recording notification server, and a running `cmux-tray daemon`.
+//!
+//! Nothing here touches the machine's own session: every test gets its own bus, its own XDG
+//! directories and its own simulator port.
 
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A binary of this workspace, built by `cargo build --workspace` before the suite runs.
+pub fn bin(name: &str) -> PathBuf {
+    if let Ok(dir) = std::env::var("CMUX_TRAY_BIN_DIR") {
+        return Path::new(&dir).join(name);
+    }
+    // target/debug/deps/<test> → target/debug/<name>
+    let exe = std::env::current_exe().expect("the test knows where it is");
+    let path = exe.parent().and_then(Path::parent).expect("under target/<profile>/deps").join(name);
+    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
+    path
+}
+
+/// Polls `cond` every 20 ms until it holds; panics after `limit` with `what`.
+pub fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "not within {limit:?}: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A private session bus with the recording notification server on it.
+pub struct DesktopSession {
+    pub dir: tempfile::TempDir,
+    pub address: String,
+    bus: Child,
+    recorder: Child,
+}
+
+impl DesktopSession {
+    pub fn start() -> DesktopSession {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("bus");
+        let address = format!("unix:path={}", socket.display());
+        let bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", &format!("--address={address}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-daemon starts (package dbus)");
+        wait_until("the private bus", Duration::from_secs(10), || socket.exists());
+        let log = dir.path().join("notifications.jsonl");
+        std::fs::write(&log, "").unwrap();
+        let recorder = Command::new("/usr/bin/python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py"))
+            .arg(&log)
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the notification recorder starts (python3-dbus, python3-gi)");
+        let session = DesktopSession { dir, address, bus, recorder };
+        wait_until("the notification server on the bus", Duration::from_secs(10), || {
+            session.events().iter().any(|e| e["event"] == "ready")
+        });
+        session
+    }
+
+    /// Everything the notification server recorded, in order.
+    pub fn events(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.dir.path().join("notifications.jsonl")).unwrap_or_default();
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
+    /// The `Notify` calls.
+    pub fn notifications(&self) -> Vec<Value> {
+        self.events().into_iter().filter(|e| e["event"] == "notify").collect()
+    }
+
+    /// Clicks a banner's body, as a person would (the server emits `ActionInvoked(id, "default")`).
+    pub fn click(&self, id: u64) {
+        let status = Command::new("dbus-send")
+            .args([
+                "--session",
+                "--print-reply",
+                "--dest=org.freedesktop.Notifications",
+                "/org/freedesktop/Notifications",
+                "org.cmuxtray.Recorder.Invoke",
+                &format!("uint32:{id}"),
+                "string:default",
+            ])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for DesktopSession {
+    fn drop(&mut self) {
+        let _ = self.recorder.kill();
+        let _ = self.bus.kill();
+        let _ = self.recorder.wait();
+        let _ = self.bus.wait();
+    }
+}
+
+/// A sandboxed home: its own XDG directories, the cloud pointed at a simulator.
+pub struct Home {
+    pub dir: tempfile::TempDir,
+    pub env: Vec<(String, String)>,
+}
+
+impl Home {
+    pub fn new(origin: &str, bus_address: &str) -> Home {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |sub: &str| {
+            let path = dir.path().join(sub);
+            std::fs::create_dir_all(&path).unwrap();
+            #[cfg(unix)]
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+            path.display().to_string()
+        };
+        let env = vec![
+            ("HOME".into(), p("home")),
+            ("XDG_CONFIG_HOME".into(), p("config")),
+            ("XDG_DATA_HOME".into(), p("data")),
+            ("XDG_STATE_HOME".into(), p("state")),
+            ("XDG_CACHE_HOME".into(), p("cache")),
+            ("XDG_RUNTIME_DIR".into(), p("run")),
+            ("DBUS_SESSION_BUS_ADDRESS".into(), bus_address.into()),
+            ("CMUX_TRAY_API_URL".into(), origin.into()),
+            ("CMUX_TRAY_AUTH_URL".into(), origin.into()),
+            ("CMUX_TRAY_LOG".into(), "info".into()),
+        ];
+        Home { dir, env }
+    }
+
+    pub fn database(&self) -> PathBuf {
+        self.dir.path().join("data/cmux-tray/state.sqlite3")
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("run/cmux-tray/cmux.sock")
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.dir.path().join("config/cmux-tray/config.toml")
+    }
+
+    /// A `cmux-tray` command in this home.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin("cmux-tray"));
+        c.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).stdin(Stdio::null()).output().expect("cmux-tray runs")
+    }
+
+    /// `status --json`, parsed.
+    pub fn status(&self) -> Value {
+        let out = self.run(&["status", "--json"]);
+        assert!(out.status.success(), "status failed: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("status prints JSON")
+    }
+
+    /// Starts `cmux-tray daemon` with this token, its log in the home's folder.
+    pub fn daemon(&self, token: &str) -> Daemon {
+        let log_path = self.dir.path().join("daemon.log");
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).unwrap();
+        let child = self
+            .command(&["daemon"])
+            .env("CMUX_TRAY_TOKEN", token)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("the daemon starts");
+        let daemon = Daemon { child: Some(child), log: log_path };
+        let socket = self.socket();
+        wait_until("the daemon's socket", Duration::from_secs(20), || {
+            std::os::unix::net::UnixStream::connect(&socket).is_ok()
+        });
+        daemon
+    }
+}
+
+/// A running `cmux-tray daemon`.
+pub struct Daemon {
+    child: Option<Child>,
+    pub log: PathBuf,
+}
+
+impl Daemon {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// SIGKILL: a crash, no chance to clean up.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM, and the exit status.
+    pub fn terminate(&mut self) -> ExitStatus {
+        let mut c = self.child.take().expect("running");
+        signal(c.id(), "TERM");
+        c.wait().unwrap()
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+pub fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill").args([&format!("-{sig}"), &pid.to_string()]).status().unwrap().success();
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+/// The cloud simulator, served from this test process on its own threads.
+pub struct Cloud {
+    pub rt: tokio::runtime::Runtime,
+    pub running: cmux_cloud_sim::RunningSim,
+}
+
+impl Cloud {
+    pub fn start() -> Cloud {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let running = rt.block_on(cmux_cloud_sim::start()).expect("the simulator starts");
+        Cloud { rt, running }
+    }
+
+    pub fn sim(&self) -> &cmux_cloud_sim::Sim {
+        &self.running.sim
+    }
+
+    pub fn origin(&self) -> String {
+        self.running.origin()
+    }
+}

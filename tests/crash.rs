@@ -1,0 +1,164 @@
+//! Exactly once across crashes: the real daemon is killed with SIGKILL at random moments while
+//! Runs and hand-off turns end in the simulator, and restarted each time. Afterwards every end
+//! was told (none lost) and none shows twice, counted at a real notification server on a private
+//! D-Bus session. It prints its counts.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cmux_cloud_sim::state::NewHandoff;
+use cmux_cloud_sim::{HandoffChange, RunChange};
+use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, wait_until};
+use rand::{Rng, SeedableRng};
+use serde_json::Value;
+
+const RUNS: usize = 24;
+const HANDOFFS: usize = 4;
+
+/// The notice key each Notify call told (the engine sends it as a hint).
+fn key_of(n: &Value) -> String {
+    n["hints"]["x-cmux-tray-notice"].as_str().unwrap_or("").to_string()
+}
+
+fn told_keys(desktop: &DesktopSession) -> BTreeSet<String> {
+    desktop.notifications().iter().map(key_of).collect()
+}
+
+#[test]
+fn every_end_is_told_exactly_once_across_sigkills() {
+    let seed: u64 = std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
+    println!("crash test seed {seed} (CRASH_SEED={seed} repeats it)");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let sim = cloud.sim().clone();
+    let user = sim.add_user("ada@example.com");
+    let home = Arc::new(Home::new(&cloud.origin(), &desktop.address));
+
+    let runs: Vec<String> = (0..RUNS).map(|i| sim.create_run(&user.user_id, &format!("Run {i}"))).collect();
+    let handoffs: Vec<String> = (0..HANDOFFS)
+        .map(|i| sim.create_handoff(NewHandoff { owner: user.user_id.clone(), title: Some(format!("Hand-off {i}")), ..Default::default() }))
+        .collect();
+
+    // The first launch adopts everything from the lists at sign-in.
+    let daemon: Arc<Mutex<Option<Daemon>>> = Arc::new(Mutex::new(Some(home.daemon(&user.access_token))));
+    wait_until("all items followed", Duration::from_secs(30), || {
+        home.status()["follows"].as_array().unwrap().iter().filter(|f| f["endedAt"].is_null()).count() == RUNS + HANDOFFS
+    });
+
+    // Kill and restart at random moments until told to stop.
+    let stop = Arc::new(AtomicBool::new(false));
+    let kills = Arc::new(AtomicUsize::new(0));
+    let chaos = {
+        let (stop, kills, daemon, home) = (stop.clone(), kills.clone(), daemon.clone(), home.clone());
+        let token = user.access_token.clone();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(rng.random_range(150..900)));
+                if let Some(mut d) = daemon.lock().unwrap().take() {
+                    d.kill();
+                    kills.fetch_add(1, Ordering::SeqCst);
+                }
+                std::thread::sleep(Duration::from_millis(rng.random_range(0..250)));
+                *daemon.lock().unwrap() = Some(home.daemon(&token));
+            }
+        })
+    };
+
+    // The script: every Run ends (some failed, some cancelled elsewhere); each hand-off goes
+    // through two turns, each with a needs-you and an end. A hand-off's next step waits until
+    // its previous one was told, as a person answering it would.
+    let mut expected: BTreeSet<String> = BTreeSet::new();
+    // Shuffle Run ends and hand-off steps together, keeping each hand-off's steps in order.
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    let mut pending_runs: Vec<usize> = (0..RUNS).collect();
+    let mut next_step = vec![0usize; HANDOFFS];
+    loop {
+        let open: Vec<usize> = (0..HANDOFFS).filter(|&h| next_step[h] < 4).collect();
+        if pending_runs.is_empty() && open.is_empty() {
+            break;
+        }
+        if !pending_runs.is_empty() && (open.is_empty() || rng.random_bool(0.6)) {
+            let i = rng.random_range(0..pending_runs.len());
+            order.push((0, pending_runs.swap_remove(i)));
+        } else {
+            let h = open[rng.random_range(0..open.len())];
+            order.push((1, h * 4 + next_step[h]));
+            next_step[h] += 1;
+        }
+    }
+    let mut last_key: BTreeMap<usize, String> = BTreeMap::new();
+    for (kind, n) in order {
+        if kind == 0 {
+            let status = ["succeeded", "failed", "succeeded", "cancelled"][n % 4];
+            sim.update_run(&runs[n], RunChange::status(status));
+            expected.insert(format!("run:{}", runs[n]));
+        } else {
+            let (h, step) = (n / 4, n % 4);
+            if let Some(prev) = last_key.get(&h) {
+                wait_until(&format!("{prev} told before the next step"), Duration::from_secs(60), || {
+                    told_keys(&desktop).contains(prev)
+                });
+            }
+            let id = &handoffs[h];
+            let (change, key) = match step {
+                0 => (HandoffChange::status("needs-you"), format!("handoff:{id}:1:needs-you")),
+                1 => (HandoffChange { status: Some("done".into()), summary: Some("First".into()), ..Default::default() }, format!("handoff:{id}:1:done")),
+                2 => (HandoffChange { next_turn: true, status: Some("needs-you".into()), ..Default::default() }, format!("handoff:{id}:2:needs-you")),
+                _ => (
+                    HandoffChange { status: Some("done".into()), summary: Some("Second".into()), close: true, ..Default::default() },
+                    format!("handoff:{id}:2:done"),
+                ),
+            };
+            sim.update_handoff(id, change);
+            expected.insert(key.clone());
+            last_key.insert(h, key);
+        }
+        std::thread::sleep(Duration::from_millis(rng.random_range(20..300)));
+    }
+
+    stop.store(true, Ordering::SeqCst);
+    chaos.join().unwrap();
+    let kills = kills.load(Ordering::SeqCst);
+    wait_until("every end told", Duration::from_secs(90), || expected.is_subset(&told_keys(&desktop)));
+    // Let any re-post that is still coming arrive before counting.
+    wait_until("nothing untold", Duration::from_secs(30), || {
+        home.status()["notices"].as_array().unwrap().iter().all(|n| n["state"] != "untold")
+    });
+
+    let notifications = desktop.notifications();
+    let mut posts: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for n in &notifications {
+        posts.entry(key_of(n)).or_default().push(n);
+    }
+    let lost: Vec<&String> = expected.iter().filter(|k| !posts.contains_key(*k)).collect();
+    let unexpected: Vec<&String> = posts.keys().filter(|k| !expected.contains(*k)).collect();
+    let once = posts.values().filter(|p| p.len() == 1).count();
+    // A crash between the post and its "told" mark posts again at the next launch; the repeat
+    // must replace the first banner (same id or same item tag), never show a second one.
+    let reposted: Vec<(&String, usize)> = posts.iter().filter(|(_, p)| p.len() > 1).map(|(k, p)| (k, p.len())).collect();
+    let twice: Vec<&String> = posts
+        .iter()
+        .filter(|(_, p)| p.iter().skip(1).any(|n| n["replaced"].is_null()))
+        .map(|(k, _)| k)
+        .collect();
+    println!(
+        "crash test: {} ends, {kills} SIGKILLs; told once: {once}, re-posted after a crash and replaced: {}, lost: {}, shown twice: {}, told but not an end: {}",
+        expected.len(),
+        reposted.len(),
+        lost.len(),
+        twice.len(),
+        unexpected.len()
+    );
+    assert!(kills >= 5, "the chaos must actually kill: {kills}");
+    assert!(lost.is_empty(), "lost: {lost:?}");
+    assert!(twice.is_empty(), "shown twice: {twice:?}");
+    assert!(unexpected.is_empty(), "told but not an end: {unexpected:?}");
+    assert!(reposted.len() <= kills, "{reposted:?}");
+    assert_eq!(expected.len(), RUNS + 4 * HANDOFFS);
+    daemon.lock().unwrap().take();
+}

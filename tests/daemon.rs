@@ -1,0 +1,153 @@
+//! The real `cmux-tray` binary: `daemon`, `follow`, `cancel` and `status`, against the simulator
+//! and a real notification server on a private D-Bus session.
+
+use std::time::Duration;
+
+use cmux_cloud_sim::{HandoffChange, RunChange};
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, wait_until};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn told(status: &Value, key: &str) -> bool {
+    status["notices"].as_array().unwrap().iter().any(|n| n["key"] == key && n["state"] == "told")
+}
+
+#[test]
+fn follow_and_cancel_through_the_daemon_reach_a_real_notification_server() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon(&user.access_token);
+
+    let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test\nwith details");
+    let out = home.run(&["follow", "run", &run]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    cloud.sim().update_run(&run, RunChange::status("succeeded"));
+    wait_until("the Run's banner", LIMIT, || !desktop.notifications().is_empty());
+    let n = &desktop.notifications()[0];
+    assert_eq!(n["summary"], "Fix the flaky login test");
+    assert_eq!(n["body"], "Run finished");
+    assert_eq!(n["app"], "cmux-tray");
+    assert_eq!(n["actions"], serde_json::json!(["default", "Open"]), "a body click is reported");
+    assert_eq!(n["hints"]["x-dunst-stack-tag"], format!("run:{run}"));
+
+    // A hand-off handed over from here: its needs-you asks for attention.
+    let ho = cloud.sim().create_handoff(cmux_cloud_sim::state::NewHandoff {
+        owner: user.user_id.clone(),
+        title: Some("Refactor the parser".into()),
+        ..Default::default()
+    });
+    assert!(home.run(&["follow", "handoff", &ho]).status.success());
+    cloud.sim().update_handoff(&ho, HandoffChange::status("needs-you"));
+    wait_until("the hand-off's banner", LIMIT, || desktop.notifications().len() == 2);
+    let n = &desktop.notifications()[1];
+    assert_eq!((n["summary"].as_str(), n["body"].as_str()), (Some("Refactor the parser"), Some("Needs you")));
+    assert_eq!(n["hints"]["urgency"], 2);
+
+    // Cancelled through the daemon: the end tells nothing.
+    let mine = cloud.sim().create_run(&user.user_id, "Cancel me");
+    let out = home.run(&["cancel", "run", &mine]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    wait_until("the cancelled Run's follow ends", LIMIT, || {
+        home.status()["follows"].as_array().unwrap().iter().any(|f| f["id"] == mine.as_str() && f["endReason"] == "cancelled here")
+    });
+    assert_eq!(desktop.notifications().len(), 2);
+
+    let status = home.status();
+    assert_eq!(status["engineRunning"], true);
+    assert_eq!(status["account"]["email"], "ada@example.com");
+    assert!(told(&status, &format!("run:{run}")), "{status:#}");
+    assert!(told(&status, &format!("handoff:{ho}:1:needs-you")), "{status:#}");
+    let following: Vec<&str> = status["follows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["endedAt"].is_null())
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(following, [ho.as_str()]);
+
+    // Bad ids are refused before anything is sent.
+    let out = home.run(&["follow", "run", "run_../../etc"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("20 lowercase hex digits"));
+}
+
+#[test]
+fn the_daemon_stops_cleanly_on_sigterm_and_a_relaunch_resumes() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut daemon = home.daemon(&user.access_token);
+    let run = cloud.sim().create_run(&user.user_id, "Across a restart");
+    assert!(home.run(&["follow", "run", &run]).status.success());
+    let status = daemon.terminate();
+    assert!(status.success(), "exit {status:?}: {}", daemon.log_text());
+    assert!(!home.socket().exists(), "the socket file is removed");
+    assert_eq!(home.status()["engineRunning"], false);
+    cloud.sim().update_run(&run, RunChange::status("failed"));
+    let _daemon = home.daemon(&user.access_token);
+    wait_until("told after the relaunch", LIMIT, || desktop.notifications().len() == 1);
+    assert_eq!(desktop.notifications()[0]["body"], "Run failed");
+}
+
+#[test]
+fn a_second_engine_for_the_same_data_is_refused() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _first = home.daemon(&user.access_token);
+    let out = home.command(&["daemon"]).env("CMUX_TRAY_TOKEN", &user.access_token).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another cmux-tray engine is running"), "{err}");
+    assert!(home.socket().exists(), "the first engine's socket was not taken");
+}
+
+#[test]
+fn a_corrupt_database_is_named_and_left_untouched() {
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), "unix:path=/nonexistent");
+    std::fs::create_dir_all(home.database().parent().unwrap()).unwrap();
+    let garbage = b"not a database; the user's data all the same\n".repeat(64);
+    std::fs::write(home.database(), &garbage).unwrap();
+    let out = home.command(&["daemon"]).env("CMUX_TRAY_TOKEN", &user.access_token).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&home.database().display().to_string()), "{err}");
+    assert!(err.contains("not readable as a database"), "{err}");
+    assert_eq!(std::fs::read(home.database()).unwrap(), garbage, "left untouched");
+    let out = home.run(&["status"]);
+    assert!(!out.status.success(), "status says so too");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not readable as a database"));
+}
+
+#[test]
+fn a_bad_config_file_names_the_key_and_is_not_rewritten() {
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), "unix:path=/nonexistent");
+    std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
+    let text = "[cloud]\nteam = \"the marketing team\"\n";
+    std::fs::write(home.config_file(), text).unwrap();
+    let out = home.command(&["daemon"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cloud.team") && err.contains("the marketing team") && err.contains("config.toml"), "{err}");
+    assert_eq!(std::fs::read_to_string(home.config_file()).unwrap(), text);
+}
+
+#[test]
+fn status_works_without_a_running_engine_and_without_any_state() {
+    let home = Home::new("http://127.0.0.1:9", "unix:path=/nonexistent");
+    let status = home.status();
+    assert_eq!(status["engineRunning"], false);
+    assert!(status["account"].is_null());
+    let out = home.run(&["follow", "run", "run_0123456789abcdef0123"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is `cmux-tray daemon` or the tray running?"));
+}
