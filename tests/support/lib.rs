@@ -134,6 +134,9 @@ impl Home {
             ("CMUX_TRAY_API_URL".into(), origin.into()),
             ("CMUX_TRAY_AUTH_URL".into(), origin.into()),
             ("CMUX_TRAY_LOG".into(), "info".into()),
+            // xdg-open's generic mode looks up scheme handlers only when a display is named;
+            // nothing here draws on it.
+            ("DISPLAY".into(), ":99".into()),
         ];
         Home { dir, env }
     }
@@ -148,6 +151,34 @@ impl Home {
 
     pub fn config_file(&self) -> PathBuf {
         self.dir.path().join("config/cmux-tray/config.toml")
+    }
+
+    /// Registers a recorder as the handler of `cmux://` links (the way a desktop would register
+    /// cmux), and returns the file each opened link is written to.
+    pub fn register_cmux_handler(&self) -> PathBuf {
+        let root = self.dir.path();
+        let opened = root.join("opened-links.txt");
+        let script = root.join("cmux-link-recorder.sh");
+        std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", opened.display())).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let apps = root.join("data/applications");
+        std::fs::create_dir_all(&apps).unwrap();
+        std::fs::write(
+            apps.join("cmux-link-recorder.desktop"),
+            format!(
+                "[Desktop Entry]\nType=Application\nName=cmux link recorder\nExec={} %u\nMimeType=x-scheme-handler/cmux;\nNoDisplay=true\n",
+                script.display()
+            ),
+        )
+        .unwrap();
+        let mut mime = Command::new("xdg-mime");
+        mime.args(["default", "cmux-link-recorder.desktop", "x-scheme-handler/cmux"]).env_clear();
+        mime.env("PATH", std::env::var("PATH").unwrap_or_default());
+        for (k, v) in &self.env {
+            mime.env(k, v);
+        }
+        assert!(mime.status().expect("xdg-mime runs (package xdg-utils)").success());
+        opened
     }
 
     /// A `cmux-tray` command in this home.

@@ -1,7 +1,13 @@
 //! The `cmux-tray` command line. A thin shell over the engine: parse, load settings, call.
 //!
 //! `daemon` runs the engine headless; `status` reads the store (running engine or not);
-//! `follow` and `cancel` hand work to the running engine over the local socket.
+//! `follow` and `cancel` hand work to the running engine over the local socket; `notify`, `wrap`
+//! and `hook` post notices to it the way cmux's own clients do; `env` and `socket-path` say where
+//! it is.
+
+mod hook;
+mod notify;
+mod wrap;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,6 +21,7 @@ use serde_json::json;
 
 use cmux_tray_engine::cloud::{CloudError, HandoffId, RunId};
 use cmux_tray_engine::config::{Paths, Settings};
+use cmux_tray_engine::local::client::NotifyConfig;
 use cmux_tray_engine::desktop::freedesktop::Freedesktop;
 use cmux_tray_engine::outbox::Outbox;
 use cmux_tray_engine::{Engine, EngineError, EngineOptions, Status, local};
@@ -49,6 +56,55 @@ enum Command {
     },
     /// Print the local socket's path.
     SocketPath,
+    /// Print the `export CMUX_SOCKET_PATH=…` line for a shell profile.
+    Env,
+    /// Post a notice to the tray (or to cmux), as `cmux notify` does.
+    Notify {
+        #[arg(long, default_value = "")]
+        title: String,
+        #[arg(long, default_value = "")]
+        subtitle: String,
+        #[arg(long, default_value = "")]
+        body: String,
+        /// The workspace the notice belongs to (default: CMUX_WORKSPACE_ID).
+        #[arg(long)]
+        workspace: Option<String>,
+        /// The surface (terminal tab) it belongs to (default: CMUX_SURFACE_ID).
+        #[arg(long)]
+        surface: Option<String>,
+        /// The socket to send to (default: resolved from the environment and the config).
+        #[arg(long)]
+        socket: Option<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Exit 1 when the notice could not be sent (by default a failed notice never fails).
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Run a command and post one notice when it ends, if it ran longer than a threshold.
+    Wrap {
+        /// Seconds a command must run before its end is worth a notice (default 10, or
+        /// [notify] wrap_threshold).
+        #[arg(long)]
+        threshold: Option<f64>,
+        /// The command and its arguments, after `--`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Turn an agent's hook call into a notice: `claude` (payload on stdin) or `codex` (payload
+    /// as the argument).
+    Hook {
+        agent: Agent,
+        /// Codex passes its payload as one JSON argument.
+        payload: Option<String>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Agent {
+    Claude,
+    Codex,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -65,6 +121,10 @@ enum CancelKind {
 /// Runs the command line; the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `wrap` must hand back the command's own exit code, whatever it is.
+    if let Command::Wrap { .. } = cli.command {
+        return wrap_main(cli);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()),
@@ -111,11 +171,109 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", paths.socket().display());
             Ok(())
         }
+        Command::Env => {
+            let path = paths.socket().display().to_string();
+            println!("export CMUX_SOCKET_PATH='{}'", path.replace('\'', "'\\''"));
+            Ok(())
+        }
+        Command::Notify { title, subtitle, body, workspace, surface, socket, json, strict } => {
+            let overrides = notify::Overrides { socket, workspace, surface };
+            let post = notify::Post { title, subtitle, body };
+            match notify::send(&paths, &environment(), &overrides, &post).await {
+                Ok(result) => {
+                    if json {
+                        println!("{result}");
+                    }
+                    Ok(())
+                }
+                Err(why) if strict => bail!("notice not sent: {why}"),
+                Err(why) => {
+                    eprintln!("cmux-tray notify: notice not sent: {why}");
+                    Ok(())
+                }
+            }
+        }
+        Command::Hook { agent, payload } => {
+            hook_main(&paths, agent, payload).await;
+            Ok(())
+        }
+        Command::Wrap { .. } => unreachable!("wrap runs from wrap_main"),
     }
 }
 
+/// The `[notify]` table; a bad one is reported and read as empty (a hook or a wrapped command
+/// must not fail on it; the daemon reports a bad config file loudly).
+fn notify_config(paths: &Paths) -> NotifyConfig {
+    NotifyConfig::load(&paths.config_file).unwrap_or_else(|e| {
+        eprintln!("cmux-tray: {e}");
+        NotifyConfig::default()
+    })
+}
+
+async fn hook_main(paths: &Paths, agent: Agent, payload: Option<String>) {
+    let text = match (agent, payload) {
+        (Agent::Codex, Some(p)) => p,
+        (Agent::Codex, None) => {
+            eprintln!("cmux-tray hook codex: no payload argument");
+            return;
+        }
+        (Agent::Claude, _) => {
+            let mut s = String::new();
+            if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+                eprintln!("cmux-tray hook claude: reading stdin: {e}");
+                return;
+            }
+            s
+        }
+    };
+    let payload: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("cmux-tray hook: the payload is not JSON ({e})");
+            return;
+        }
+    };
+    let idle = notify_config(paths).idle_reminders.unwrap_or(false);
+    let post = match agent {
+        Agent::Claude => hook::claude(&payload, idle),
+        Agent::Codex => hook::codex(&payload),
+    };
+    if let Some(post) = post
+        && let Err(why) = notify::send(paths, &environment(), &notify::Overrides::default(), &post).await
+    {
+        eprintln!("cmux-tray hook: notice not sent: {why}");
+    }
+}
+
+fn wrap_main(cli: Cli) -> ExitCode {
+    let Command::Wrap { threshold, command } = cli.command else { unreachable!() };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cmux-tray wrap: cannot start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async {
+        let paths = Paths::from_env().ok();
+        let threshold = threshold
+            .or_else(|| paths.as_ref().and_then(|p| notify_config(p).wrap_threshold))
+            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+            .unwrap_or(10.0);
+        let finished = wrap::run(&command, Duration::from_secs_f64(threshold)).await;
+        if let (Some(post), Some(paths)) = (&finished.post, &paths)
+            && let Err(why) = notify::send(paths, &environment(), &notify::Overrides::default(), post).await
+        {
+            eprintln!("cmux-tray wrap: notice not sent: {why}");
+        }
+        finished.code
+    });
+    ExitCode::from(code.clamp(0, 255) as u8)
+}
+
 async fn engine_request(paths: &Paths, method: &str, params: serde_json::Value) -> anyhow::Result<()> {
-    local::request(&paths.socket(), method, params, Duration::from_secs(30))
+    let password = std::env::var("CMUX_SOCKET_PASSWORD").ok().filter(|p| !p.is_empty());
+    local::request(&paths.socket(), method, params, password.as_deref(), Duration::from_secs(30))
         .await
         .map(drop)
         .map_err(|e| anyhow::anyhow!("{e} (is `cmux-tray daemon` or the tray running?)"))
@@ -141,7 +299,8 @@ async fn daemon(paths: &Paths) -> anyhow::Result<()> {
     let engine = Engine::start(opts).await?;
     let stop = cmux_tray_engine::follow::StopToken::new();
     let listener = local::bind(&paths.socket()).await?;
-    let server = tokio::spawn(local::serve(listener, engine.clone(), stop.clone(), Default::default()));
+    let options = local::ServerOptions { password: settings.socket_password.clone() };
+    let server = tokio::spawn(local::serve(listener, engine.clone(), options, stop.clone(), Default::default()));
     tracing::info!(api = %settings.api_url, socket = %paths.socket().display(), "engine running");
 
     let sign_in = tokio::spawn(sign_in_at_start(engine.clone(), settings.clone()));
@@ -200,7 +359,7 @@ async fn wait_for_signal() {
 
 async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     let db: PathBuf = paths.database();
-    let running = local::request(&paths.socket(), "system.ping", json!({}), Duration::from_secs(2)).await.is_ok();
+    let running = std::os::unix::net::UnixStream::connect(paths.socket()).is_ok();
     let status = if db.exists() {
         Status::read(&Outbox::open_read_only(&db)?, Vec::new())?
     } else {

@@ -73,6 +73,8 @@ pub struct Settings {
     pub team: Option<TeamId>,
     /// From `CMUX_TRAY_TOKEN` only.
     pub token: Option<SecretString>,
+    /// The local socket's password mode: `[local] password`, or `CMUX_SOCKET_PASSWORD`.
+    pub socket_password: Option<SecretString>,
     /// Unknown keys and other things worth a warning.
     pub warnings: Vec<String>,
 }
@@ -85,6 +87,7 @@ impl Settings {
             auth_url: DEFAULT_AUTH_URL.into(),
             team: None,
             token: None,
+            socket_password: None,
             warnings: Vec::new(),
         };
         match std::fs::read_to_string(config_file) {
@@ -103,6 +106,9 @@ impl Settings {
             s.team = Some(team("CMUX_TRAY_TEAM", "environment", &v)?);
         }
         s.token = var("CMUX_TRAY_TOKEN").map(SecretString::from);
+        if let Some(p) = var("CMUX_SOCKET_PASSWORD") {
+            s.socket_password = Some(SecretString::from(p));
+        }
         for (key, url) in [("api_url", &s.api_url), ("auth_url", &s.auth_url)] {
             crate::cloud::client::checked_origin("URL", url).map_err(|e| ConfigError::Value {
                 where_: "settings".into(),
@@ -140,8 +146,26 @@ impl Settings {
                         }
                     }
                 }
-                // Sections other issues own (notify, delivery …) are read by their own modules.
-                ("notify" | "delivery" | "local", _) => {}
+                ("local", toml::Value::Table(local)) => {
+                    for (key, v) in local {
+                        match (key.as_str(), v) {
+                            ("password", toml::Value::String(p)) if !p.is_empty() => {
+                                self.socket_password = Some(SecretString::from(p.clone()))
+                            }
+                            ("password", other) => {
+                                return Err(ConfigError::Value {
+                                    where_: where_.clone(),
+                                    key: "local.password".into(),
+                                    value: other.to_string(),
+                                    allowed: "expected a non-empty string".into(),
+                                });
+                            }
+                            (other, _) => self.warnings.push(format!("{where_}: unknown key local.{other} (ignored)")),
+                        }
+                    }
+                }
+                // Sections other modules own ([notify] is the client's) are read there.
+                ("notify" | "delivery", _) => {}
                 (other, _) => self.warnings.push(format!("{where_}: unknown section or key {other} (ignored)")),
             }
         }

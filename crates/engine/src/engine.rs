@@ -18,6 +18,7 @@ use crate::clock::{Clock, DAY_MS};
 use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, TeamId};
 use crate::desktop::{Banner, Desktop};
 use crate::follow::{Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
+use crate::notice::local::LocalPost;
 use crate::notice::{self, Notice, Source};
 use crate::outbox::{AccountRow, FollowKind, FollowRow, Outbox, OutboxError, StoredNotice};
 
@@ -114,6 +115,8 @@ struct Inner {
     clock: Clock,
     session: Mutex<Option<Arc<Session>>>,
     problems: Mutex<Vec<String>>,
+    /// Terminal surfaces the person is looking at, as terminals report them (`surface.focus`).
+    focused: Mutex<std::collections::HashSet<(String, Option<String>)>>,
     deliver: Arc<Notify>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
@@ -149,6 +152,7 @@ impl Engine {
                 clock: opts.clock,
                 session: Mutex::new(None),
                 problems: Mutex::new(Vec::new()),
+                focused: Mutex::new(Default::default()),
                 deliver,
                 shutdown,
                 tracker,
@@ -267,6 +271,7 @@ impl Engine {
             title: "cmux-tray: sign in again".into(),
             body: "The cloud refused the access token; Runs and hand-offs are not being followed.".into(),
             urgent: false,
+            local: None,
         };
         if self.inner.outbox.record_notice(&notice, now).unwrap_or(false) {
             self.inner.deliver.notify_one();
@@ -316,6 +321,78 @@ impl Engine {
     /// Waits for a Run's end (see [`Follower::wait_run_end`]).
     pub async fn wait_run_end(&self, id: &RunId) -> Result<Box<Run>, WaitError> {
         self.inner.follower.wait_run_end(id).await
+    }
+
+    // ── local notices (this machine's terminals) ─────────────────────────────────────────────
+
+    /// A notice from a terminal: saved, then told like any other. Returns it with its cmux id.
+    pub fn post_local(&self, post: LocalPost) -> Result<Notice, EngineError> {
+        let id = uuid::Uuid::new_v4().to_string().to_uppercase();
+        let notice = notice::local::local_notice(&post, &id);
+        if self.inner.outbox.record_notice(&notice, self.inner.clock.now_ms())? {
+            self.inner.deliver.notify_one();
+        }
+        self.changed();
+        Ok(notice)
+    }
+
+    pub fn local_notices(&self) -> Result<Vec<StoredNotice>, EngineError> {
+        Ok(self.inner.outbox.local_notices()?)
+    }
+
+    /// Marks local notices read (one, or all) and withdraws their banners.
+    pub async fn mark_local_read(&self, cmux_id: Option<&str>) -> Result<usize, EngineError> {
+        let before: Vec<StoredNotice> = self
+            .local_notices()?
+            .into_iter()
+            .filter(|n| n.read_at.is_none() && (cmux_id.is_none() || n.cmux_id.as_deref() == cmux_id))
+            .collect();
+        let marked = self.inner.outbox.mark_local_read(cmux_id, self.inner.clock.now_ms())?;
+        for n in before {
+            if let Some(banner) = n.banner_id
+                && self.inner.outbox.live_banner(&n.item)? == Some(banner)
+                && let Err(e) = self.inner.desktop.withdraw(banner).await
+            {
+                tracing::info!("withdrawing banner {banner}: {e}");
+            }
+        }
+        self.changed();
+        Ok(marked)
+    }
+
+    /// Forgets every local notice and withdraws their banners.
+    pub async fn clear_local(&self) -> Result<(), EngineError> {
+        for banner in self.inner.outbox.clear_local()? {
+            if let Err(e) = self.inner.desktop.withdraw(banner).await {
+                tracing::info!("withdrawing banner {banner}: {e}");
+            }
+        }
+        self.changed();
+        Ok(())
+    }
+
+    /// A terminal shows this cloud session (what a hand-off banner's click reveals).
+    pub fn attach_session(&self, session_id: &str, workspace_id: &str, surface_id: Option<&str>) -> Result<(), EngineError> {
+        self.inner.outbox.attach_session(session_id, workspace_id, surface_id, self.inner.clock.now_ms())?;
+        Ok(())
+    }
+
+    /// A terminal reports whether the person is looking at a surface.
+    pub fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) {
+        let key = (workspace_id.to_string(), surface_id.map(String::from));
+        let mut set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
+        if focused {
+            set.insert(key);
+        } else {
+            set.remove(&key);
+        }
+    }
+
+    /// Whether a terminal said the person is looking at this surface.
+    pub fn is_focused(&self, workspace_id: &str, surface_id: Option<&str>) -> bool {
+        let set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
+        set.contains(&(workspace_id.to_string(), surface_id.map(String::from)))
+            || set.contains(&(workspace_id.to_string(), None))
     }
 
     pub fn status(&self) -> Result<Status, EngineError> {
@@ -492,6 +569,26 @@ impl Engine {
         });
     }
 
+    /// A click: open what the notice points at, and mark it read only when that worked. What
+    /// only the app can show (a card, the history) goes to the shell as an event.
+    async fn reveal(&self, notice: StoredNotice) {
+        match crate::reveal::target(&notice) {
+            crate::reveal::Target::Link(url) => match crate::reveal::open_link(&url).await {
+                Ok(()) => {
+                    tracing::info!(key = %notice.key, %url, "revealed");
+                    if let Err(e) = self.inner.outbox.mark_read(&notice.key, self.inner.clock.now_ms()) {
+                        tracing::warn!("marking {} read: {e}", notice.key);
+                    }
+                    self.changed();
+                }
+                Err(e) => tracing::warn!(key = %notice.key, "the click could not be followed: {e}"),
+            },
+            crate::reveal::Target::App { .. } => {
+                let _ = self.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
+            }
+        }
+    }
+
     pub async fn sweep_cards(&self) -> Result<usize, OutboxError> {
         let outbox = &self.inner.outbox;
         let old = outbox.cards_ended_before(self.inner.clock.now_ms() - CARD_KEEP_MS)?;
@@ -516,9 +613,7 @@ impl Engine {
                     c = clicks.recv() => match c { Some(c) => c, None => return },
                 };
                 match this.inner.outbox.notice_by_banner(click.banner_id) {
-                    Ok(Some(notice)) => {
-                        let _ = this.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
-                    }
+                    Ok(Some(notice)) => this.reveal(notice).await,
                     Ok(None) => tracing::debug!(banner = click.banner_id, "a click on a banner that is not ours"),
                     Err(e) => tracing::warn!("reading the clicked notice: {e}"),
                 }

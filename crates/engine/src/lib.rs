@@ -8,6 +8,7 @@
 //! - [`outbox`]: the SQLite store that makes "told exactly once" survive a crash.
 //! - [`desktop`]: post, replace and withdraw banners; hear clicks (freedesktop D-Bus).
 //! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands.
+//! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it.
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 
@@ -20,5 +21,6 @@ pub mod follow;
 pub mod local;
 pub mod notice;
 pub mod outbox;
+pub mod reveal;
 
 pub use engine::{Engine, EngineError, EngineEvent, EngineOptions, Status};

@@ -54,6 +54,32 @@ pub fn v2_error(id: Option<&Value>, code: &str, message: &str) -> String {
     v.to_string()
 }
 
+/// `notify`'s payload: split on `|` into at most 3 parts — title|subtitle|body, title|body, or
+/// title — each trimmed. (An empty title becomes "Notification" when the notice is made.)
+pub fn split_payload(payload: &str) -> (String, String, String) {
+    let parts: Vec<&str> = payload.splitn(3, '|').map(str::trim).collect();
+    match parts.as_slice() {
+        [t, s, b] => (t.to_string(), s.to_string(), b.to_string()),
+        [t, b] => (t.to_string(), String::new(), b.to_string()),
+        [t] => (t.to_string(), String::new(), String::new()),
+        _ => Default::default(),
+    }
+}
+
+/// One line of `list_notifications`; fields never contain a newline or a `|` of their own.
+pub fn v1_list_line(idx: usize, id: &str, ws: Option<&str>, sf: Option<&str>, read: bool, t: &str, s: &str, b: &str) -> String {
+    let clean = |f: &str| f.replace(['\n', '\r'], " ").replace('|', "/");
+    format!(
+        "{idx}:{id}|{}|{}|{}|{}|{}|{}",
+        ws.unwrap_or("none"),
+        sf.unwrap_or("none"),
+        if read { "read" } else { "unread" },
+        clean(t),
+        clean(s),
+        clean(b)
+    )
+}
+
 pub fn rejected_line(r: &Rejected) -> String {
     match r {
         Rejected::V2 { id, code, message } => v2_error(id.as_ref(), code, message),
@@ -81,6 +107,16 @@ mod tests {
             parse(r#" {"id": "a", "method": "system.ping"} "#),
             Ok(Request::V2 { id: json!("a"), method: "system.ping".into(), params: json!({}) })
         );
+    }
+
+    #[test]
+    fn notify_payloads_split_in_at_most_three() {
+        let s = |a: &str, b: &str, c: &str| (a.to_string(), b.to_string(), c.to_string());
+        assert_eq!(split_payload("a|b|c"), s("a", "b", "c"));
+        assert_eq!(split_payload(" a | b "), s("a", "", "b"));
+        assert_eq!(split_payload("a"), s("a", "", ""));
+        assert_eq!(split_payload("|b|c"), s("", "b", "c"));
+        assert_eq!(split_payload("a|b|c|d"), s("a", "b", "c|d"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Pure functions: snapshot (+ what this app knows) → at most one notice with its key and words.
 //! Never does I/O; the outbox makes "at most once per key" durable.
 
+pub mod local;
 pub mod text;
 
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,17 @@ pub struct Notice {
     pub body: String,
     /// A request for attention (urgency), for `needs-you`.
     pub urgent: bool,
+    /// For notices from this machine's terminals: where they came from.
+    pub local: Option<LocalOrigin>,
+}
+
+/// A local notice's cmux fields: its id, its subtitle, and the terminal surface it came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalOrigin {
+    pub cmux_id: String,
+    pub subtitle: String,
+    pub workspace_id: Option<String>,
+    pub surface_id: Option<String>,
 }
 
 /// The item key (one live banner each).
@@ -100,6 +112,7 @@ pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
         title: run_title(&run.task),
         body: run_body(outcome).into(),
         urgent: false,
+        local: None,
     })
 }
 
@@ -151,6 +164,7 @@ pub fn handoff_verdict(h: &Handoff) -> HandoffVerdict {
         title: handoff_title(h),
         body,
         urgent: h.status == HandoffStatus::NeedsYou,
+        local: None,
     };
     HandoffVerdict { notice: Some(notice), closes }
 }

@@ -87,6 +87,11 @@ pub struct StoredNotice {
     pub told_at: Option<i64>,
     pub banner_id: Option<u32>,
     pub read_at: Option<i64>,
+    /// Local notices: the cmux id, subtitle and the surface they came from.
+    pub cmux_id: Option<String>,
+    pub subtitle: String,
+    pub workspace_id: Option<String>,
+    pub surface_id: Option<String>,
 }
 
 /// The signed-in account, as remembered.
@@ -359,6 +364,62 @@ impl Outbox {
         insert_notice(&conn, n, None, now, "untold").map_err(|e| self.err(e))
     }
 
+    // ── local notices (cmux's socket) ───────────────────────────────────────────────────────
+
+    /// The local notices, oldest first (`notification.list`, `list_notifications`).
+    pub fn local_notices(&self) -> Result<Vec<StoredNotice>, OutboxError> {
+        self.notices_where("source = 'local' ORDER BY seq", [])
+    }
+
+    /// Marks local notices read: one by its cmux id, or all. Returns how many changed.
+    pub fn mark_local_read(&self, cmux_id: Option<&str>, now: i64) -> Result<usize, OutboxError> {
+        let conn = self.lock();
+        match cmux_id {
+            Some(id) => conn.execute(
+                "UPDATE notices SET read_at = ?2 WHERE source = 'local' AND cmux_id = ?1 AND read_at IS NULL",
+                params![id, now],
+            ),
+            None => conn.execute("UPDATE notices SET read_at = ?1 WHERE source = 'local' AND read_at IS NULL", [now]),
+        }
+        .map_err(|e| self.err(e))
+    }
+
+    /// Forgets every local notice (`notification.clear`). Returns the banner ids that were live.
+    pub fn clear_local(&self) -> Result<Vec<u32>, OutboxError> {
+        let conn = self.lock();
+        let banners: Vec<u32> = {
+            let mut stmt = conn
+                .prepare("SELECT DISTINCT banner_id FROM notices WHERE source = 'local' AND banner_id IS NOT NULL")
+                .map_err(|e| self.err(e))?;
+            let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
+        };
+        conn.execute("DELETE FROM notices WHERE source = 'local'", []).map_err(|e| self.err(e))?;
+        Ok(banners)
+    }
+
+    /// A terminal reported that it shows this cloud session.
+    pub fn attach_session(&self, session_id: &str, workspace_id: &str, surface_id: Option<&str>, now: i64) -> Result<(), OutboxError> {
+        self.lock()
+            .execute(
+                "INSERT INTO sessions (session_id, workspace_id, surface_id, attached_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (session_id) DO UPDATE SET workspace_id = ?2, surface_id = ?3, attached_at = ?4",
+                params![session_id, workspace_id, surface_id, now],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Which workspace and surface show a cloud session, if a terminal said so.
+    pub fn session_surface(&self, session_id: &str) -> Result<Option<(String, Option<String>)>, OutboxError> {
+        self.lock()
+            .query_row("SELECT workspace_id, surface_id FROM sessions WHERE session_id = ?1", [session_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
     // ── own cancels ──────────────────────────────────────────────────────────────────────────
 
     pub fn note_cancel(&self, run_id: &str, now: i64) -> Result<(), OutboxError> {
@@ -401,7 +462,8 @@ impl Outbox {
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(&format!(
-                "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at
+                "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at,
+                        cmux_id, subtitle, workspace_id, surface_id
                  FROM notices WHERE {clause}"
             ))
             .map_err(|e| self.err(e))?;
@@ -421,6 +483,10 @@ impl Outbox {
                     told_at: r.get(10)?,
                     banner_id: r.get(11)?,
                     read_at: r.get(12)?,
+                    cmux_id: r.get(13)?,
+                    subtitle: r.get(14)?,
+                    workspace_id: r.get(15)?,
+                    surface_id: r.get(16)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -434,6 +500,14 @@ impl Outbox {
                 "UPDATE notices SET state = 'told', told_at = ?2, banner_id = ?3 WHERE key = ?1 AND state = 'untold'",
                 params![key, now, banner_id],
             )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Marks a notice read (its item was viewed).
+    pub fn mark_read(&self, key: &str, now: i64) -> Result<(), OutboxError> {
+        self.lock()
+            .execute("UPDATE notices SET read_at = ?2 WHERE key = ?1 AND read_at IS NULL", params![key, now])
             .map(drop)
             .map_err(|e| self.err(e))
     }
@@ -511,10 +585,27 @@ fn follow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FollowRow> {
 }
 
 fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64, state: &str) -> rusqlite::Result<bool> {
+    let local = n.local.clone().unwrap_or_default();
     let inserted = conn.execute(
-        "INSERT OR IGNORE INTO notices (key, item, source, status, title, body, urgent, account, created_at, state)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![n.key, n.item, n.source.as_str(), n.status, n.title, n.body, n.urgent, account, now, state],
+        "INSERT OR IGNORE INTO notices (key, item, source, status, title, body, urgent, account, created_at, state,
+                                        cmux_id, subtitle, workspace_id, surface_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            n.key,
+            n.item,
+            n.source.as_str(),
+            n.status,
+            n.title,
+            n.body,
+            n.urgent,
+            account,
+            now,
+            state,
+            n.local.as_ref().map(|l| l.cmux_id.clone()),
+            local.subtitle,
+            local.workspace_id,
+            local.surface_id
+        ],
     )?;
     Ok(inserted == 1)
 }

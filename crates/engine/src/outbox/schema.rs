@@ -56,4 +56,19 @@ pub const MIGRATIONS: &[&str] = &[
         noted_at INTEGER NOT NULL
     );
     "#,
+    // 2: local notices (cmux's socket): their cmux id, subtitle, and the surface they came from;
+    //    which terminal surface shows a cloud session (session.attach), for the click.
+    r#"
+    ALTER TABLE notices ADD COLUMN cmux_id TEXT;
+    ALTER TABLE notices ADD COLUMN subtitle TEXT NOT NULL DEFAULT '';
+    ALTER TABLE notices ADD COLUMN workspace_id TEXT;
+    ALTER TABLE notices ADD COLUMN surface_id TEXT;
+    CREATE UNIQUE INDEX notices_cmux_id ON notices (cmux_id) WHERE cmux_id IS NOT NULL;
+    CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        surface_id TEXT,
+        attached_at INTEGER NOT NULL
+    );
+    "#,
 ];

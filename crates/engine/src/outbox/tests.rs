@@ -10,6 +10,7 @@ fn notice(key: &str) -> Notice {
         title: "t".into(),
         body: "Run finished".into(),
         urgent: false,
+        local: None,
     }
 }
 

@@ -1,0 +1,76 @@
+//! Posting a notice to the socket the way seed 000 resolves it, for `notify`, `wrap` and `hook`.
+//! It never fails its caller: a missing socket, a refusal or a timeout is said on stderr.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use cmux_tray_engine::config::Paths;
+use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved};
+
+/// What to post.
+#[derive(Clone, Debug, Default)]
+pub struct Post {
+    pub title: String,
+    pub subtitle: String,
+    pub body: String,
+}
+
+/// Overrides from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub socket: Option<PathBuf>,
+    pub workspace: Option<String>,
+    pub surface: Option<String>,
+}
+
+/// Resolves where to send, from the environment, the config file and this app's live socket.
+pub fn resolve(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overrides) -> Result<Resolved, String> {
+    let config = NotifyConfig::load(&paths.config_file)?;
+    let own = paths.socket();
+    let own_live = std::os::unix::net::UnixStream::connect(&own).is_ok();
+    let mut r = client::resolve(env, &config, own_live.then_some(own.as_path()));
+    if let Some(s) = &overrides.socket {
+        r.socket = Some(s.clone());
+        r.enabled |= config.enabled != Some(false);
+    }
+    if overrides.workspace.is_some() {
+        r.workspace_id = overrides.workspace.clone();
+    }
+    if overrides.surface.is_some() {
+        r.surface_id = overrides.surface.clone();
+    }
+    Ok(r)
+}
+
+/// Sends `post` with `notification.create_for_caller`. Returns the result, or why nothing went out.
+pub async fn send(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overrides, post: &Post) -> Result<Value, String> {
+    let resolved = resolve(paths, env, overrides)?;
+    let socket = resolved.deliverable().map_err(String::from)?;
+    let params = json!({
+        "title": post.title,
+        "subtitle": post.subtitle,
+        "body": post.body,
+        "preferred_workspace_id": resolved.workspace_id,
+        "preferred_surface_id": resolved.surface_id,
+        "caller_tty": caller_tty(),
+        "prefer_tty": false,
+    });
+    let password = env.get("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty()).map(String::as_str);
+    client::request(socket, "notification.create_for_caller", params, password, resolved.timeout).await
+}
+
+/// The terminal this process runs in, when stdin is one.
+fn caller_tty() -> Option<String> {
+    let fd = rustix::stdio::stdin();
+    if !rustix::termios::isatty(fd) {
+        return None;
+    }
+    std::fs::read_link("/proc/self/fd/0").ok().map(|p| p.display().to_string())
+}
+
+/// The project a command ran in: the last part of its working directory.
+pub fn project_of(cwd: &Path) -> String {
+    cwd.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}

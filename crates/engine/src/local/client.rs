@@ -1,0 +1,174 @@
+//! The client side: where a notice is sent (seed 000's resolution rules, as a pure function over
+//! the environment and the `[notify]` table), and one request over the socket.
+//!
+//! - The environment wins over the config file, value by value (socket, surface, workspace).
+//! - Socket: the first *meaningful* of `CMUX_SOCKET_PATH`, `CMUX_SOCKET`, `CMUX` (the last only
+//!   when it looks like a path: `CMUX=1` names no socket). `0`, `false`, `no`, `off` (any case)
+//!   and empty count as absent, and the search goes on; then `[notify] socket_path`; then this
+//!   app's own socket, when it is live.
+//! - `enabled` is tri-state: `false` turns notices off and beats everything; `true` turns them
+//!   on; absent lets a socket decide — one named by the environment, or this app's own when it
+//!   is running (it is the endpoint the person installed).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+/// A notice's own deadline when the config says nothing (or something not positive).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The `[notify]` table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NotifyConfig {
+    pub enabled: Option<bool>,
+    pub socket_path: Option<String>,
+    pub surface_id: Option<String>,
+    pub workspace_id: Option<String>,
+    /// Seconds; an integer and a float are the same statement.
+    pub timeout: Option<f64>,
+    /// `wrap`: seconds a command must run before its end is worth a notice.
+    pub wrap_threshold: Option<f64>,
+    /// `hook claude`: whether Claude Code's idle reminders post (off by default).
+    pub idle_reminders: Option<bool>,
+}
+
+fn seconds(key: &str, value: &toml::Value) -> Result<f64, String> {
+    value
+        .as_float()
+        .or_else(|| value.as_integer().map(|i| i as f64))
+        .ok_or(format!("notify.{key} = {value}: expected seconds (a number)"))
+}
+
+impl NotifyConfig {
+    /// Reads the `[notify]` table. A value of the wrong type names the key and what it wanted.
+    pub fn from_table(table: &toml::Table) -> Result<NotifyConfig, String> {
+        let mut c = NotifyConfig::default();
+        for (key, value) in table {
+            let text = || value.as_str().map(String::from).ok_or(format!("notify.{key} = {value}: expected a string"));
+            let boolean = || value.as_bool().ok_or(format!("notify.{key} = {value}: expected true or false"));
+            match key.as_str() {
+                "enabled" => c.enabled = Some(boolean()?),
+                "idle_reminders" => c.idle_reminders = Some(boolean()?),
+                "socket_path" => c.socket_path = Some(text()?),
+                "surface_id" => c.surface_id = Some(text()?),
+                "workspace_id" => c.workspace_id = Some(text()?),
+                "timeout" => c.timeout = Some(seconds(key, value)?),
+                "wrap_threshold" => c.wrap_threshold = Some(seconds(key, value)?),
+                other => tracing::warn!("unknown key notify.{other} (ignored)"),
+            }
+        }
+        Ok(c)
+    }
+
+    /// Reads `[notify]` from a config file; an absent file or table is an empty config.
+    pub fn load(path: &Path) -> Result<NotifyConfig, String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NotifyConfig::default()),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
+        match table.get("notify") {
+            None => Ok(NotifyConfig::default()),
+            Some(toml::Value::Table(t)) => Self::from_table(t).map_err(|e| format!("{}: {e}", path.display())),
+            Some(other) => Err(format!("{}: notify = {other}: expected a table [notify]", path.display())),
+        }
+    }
+}
+
+/// Where (and whether) to send.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub enabled: bool,
+    pub socket: Option<PathBuf>,
+    pub surface_id: Option<String>,
+    pub workspace_id: Option<String>,
+    pub timeout: Duration,
+}
+
+impl Resolved {
+    /// Whether a notice can go out, and if not, why (for stderr).
+    pub fn deliverable(&self) -> Result<&Path, &'static str> {
+        match (&self.socket, self.enabled) {
+            (_, false) => Err("notifications are off ([notify] enabled = false, or no socket says to send)"),
+            (None, true) => Err("no socket: set CMUX_SOCKET_PATH or [notify] socket_path, or start cmux-tray"),
+            (Some(s), true) => Ok(s),
+        }
+    }
+}
+
+/// `0`, `false`, `no`, `off` in any case, and empty or blank, count as absent.
+pub fn is_falsey(value: &str) -> bool {
+    let v = value.trim();
+    v.is_empty() || ["0", "false", "no", "off"].iter().any(|f| v.eq_ignore_ascii_case(f))
+}
+
+fn looks_like_path(value: &str) -> bool {
+    value.contains('/')
+}
+
+/// The first meaningful value among `names`.
+fn first_meaningful(env: &BTreeMap<String, String>, names: &[&str]) -> Option<String> {
+    names.iter().filter_map(|n| env.get(*n)).find(|v| !is_falsey(v)).map(|v| v.trim().to_string())
+}
+
+/// Seed 000's resolution. `own_socket` is this app's socket when it is live (the last resort).
+pub fn resolve(env: &BTreeMap<String, String>, config: &NotifyConfig, own_socket: Option<&Path>) -> Resolved {
+    let env_socket = ["CMUX_SOCKET_PATH", "CMUX_SOCKET", "CMUX"]
+        .iter()
+        .filter_map(|name| env.get(*name).map(|v| (*name, v)))
+        .find(|(name, v)| !is_falsey(v) && (*name != "CMUX" || looks_like_path(v)))
+        .map(|(_, v)| PathBuf::from(v.trim()));
+    let config_socket = config.socket_path.as_deref().filter(|s| !is_falsey(s)).map(PathBuf::from);
+    let own = own_socket.map(Path::to_path_buf);
+    let enabled = match config.enabled {
+        Some(said) => said,
+        None => env_socket.is_some() || own.is_some(),
+    };
+    let keep = |v: &Option<String>| v.as_deref().filter(|s| !is_falsey(s)).map(String::from);
+    Resolved {
+        enabled,
+        socket: env_socket.or(config_socket).or(own),
+        surface_id: first_meaningful(env, &["CMUX_SURFACE_ID", "CMUX_PANEL_ID"]).or_else(|| keep(&config.surface_id)),
+        workspace_id: first_meaningful(env, &["CMUX_WORKSPACE_ID", "CMUX_TAB_ID"]).or_else(|| keep(&config.workspace_id)),
+        timeout: config.timeout.filter(|t| *t > 0.0 && t.is_finite()).map(Duration::from_secs_f64).unwrap_or(DEFAULT_TIMEOUT),
+    }
+}
+
+/// Sends one v2 request (after `auth.login` when a password is given) and reads its reply.
+pub async fn request(
+    path: &Path,
+    method: &str,
+    params: Value,
+    password: Option<&str>,
+    timeout: Duration,
+) -> Result<Value, String> {
+    let work = async {
+        let stream = UnixStream::connect(path).await.map_err(|e| format!("{}: {e}", path.display()))?;
+        let (read, mut write) = stream.into_split();
+        let mut lines = BufReader::new(read).lines();
+        let mut call = async |method: &str, params: Value| -> Result<Value, String> {
+            let line = json!({"id": 1, "method": method, "params": params}).to_string() + "\n";
+            write.write_all(line.as_bytes()).await.map_err(|e| e.to_string())?;
+            let reply = lines.next_line().await.map_err(|e| e.to_string())?.ok_or("the socket closed without a reply")?;
+            let v: Value = serde_json::from_str(&reply).map_err(|e| format!("unreadable reply {reply:?}: {e}"))?;
+            if v["ok"] == json!(true) {
+                Ok(v["result"].clone())
+            } else {
+                Err(format!("{} ({})", v["error"]["message"].as_str().unwrap_or("refused"), v["error"]["code"].as_str().unwrap_or("?")))
+            }
+        };
+        if let Some(password) = password {
+            call("auth.login", json!({"password": password})).await?;
+        }
+        call(method, params).await
+    };
+    tokio::time::timeout(timeout, work).await.map_err(|_| format!("{}: no answer within {timeout:?}", path.display()))?
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,257 @@
+//! Every v1 command and v2 method of docs/local-socket.md, with cmux's reply texts and error
+//! codes, done through the engine.
+
+use secrecy::{ExposeSecret, SecretString};
+use serde_json::{Value, json};
+
+use super::protocol::{self, Request};
+use crate::cloud::{HandoffId, RunId};
+use crate::engine::Engine;
+use crate::notice::local::LocalPost;
+use crate::outbox::StoredNotice;
+
+/// What a connection knows about itself.
+pub struct Conn {
+    pub authorised: bool,
+    pub password: Option<SecretString>,
+}
+
+impl Conn {
+    fn check_password(&mut self, given: &str) -> bool {
+        let ok = self.password.as_ref().is_some_and(|p| constant_time_eq(p.expose_secret().as_bytes(), given.as_bytes()));
+        self.authorised |= ok;
+        ok
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The reply line (without its newline) to one request line.
+pub async fn answer(engine: &Engine, conn: &mut Conn, line: &str) -> String {
+    match protocol::parse(line) {
+        Err(r) => protocol::rejected_line(&r),
+        Ok(Request::V1 { command, args }) => v1(engine, conn, &command, &args).await,
+        Ok(Request::V2 { id, method, params }) => match v2(engine, conn, &method, &params).await {
+            Ok(result) => protocol::v2_ok(&id, result),
+            Err((code, message)) => protocol::v2_error(Some(&id), code, &message),
+        },
+    }
+}
+
+async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> String {
+    if command == "auth" {
+        return if conn.password.is_none() {
+            "OK: Authentication not required".into()
+        } else if conn.check_password(args.trim()) {
+            "OK: Authenticated".into()
+        } else {
+            "ERROR: Invalid password".into()
+        };
+    }
+    if !conn.authorised {
+        return "ERROR: Authentication required".into();
+    }
+    match command {
+        "ping" => "PONG".into(),
+        "notify" => {
+            let (title, subtitle, body) = protocol::split_payload(args);
+            match engine.post_local(LocalPost { title, subtitle, body, workspace_id: None, surface_id: None }) {
+                Ok(_) => "OK".into(),
+                Err(e) => format!("ERROR: {e}"),
+            }
+        }
+        "notify_target" => {
+            let mut parts = args.splitn(3, char::is_whitespace);
+            let (Some(ws), Some(sf), payload) = (parts.next().filter(|s| !s.is_empty()), parts.next(), parts.next()) else {
+                return "ERROR: Usage: notify_target <workspace_id> <surface_id> <title>|<subtitle>|<body>".into();
+            };
+            let (title, subtitle, body) = protocol::split_payload(payload.unwrap_or(""));
+            let post = LocalPost { title, subtitle, body, workspace_id: Some(ws.into()), surface_id: Some(sf.into()) };
+            match engine.post_local(post) {
+                Ok(_) => "OK".into(),
+                Err(e) => format!("ERROR: {e}"),
+            }
+        }
+        "list_notifications" => match engine.local_notices() {
+            Ok(list) if list.is_empty() => "No notifications".into(),
+            Ok(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    protocol::v1_list_line(
+                        i,
+                        n.cmux_id.as_deref().unwrap_or(""),
+                        n.workspace_id.as_deref(),
+                        n.surface_id.as_deref(),
+                        n.read_at.is_some(),
+                        &n.title,
+                        &n.subtitle,
+                        local_body(n),
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(e) => format!("ERROR: {e}"),
+        },
+        "clear_notifications" => match engine.clear_local().await {
+            Ok(()) => "OK".into(),
+            Err(e) => format!("ERROR: {e}"),
+        },
+        _ => "ERROR: Unknown command".into(),
+    }
+}
+
+type MethodResult = Result<Value, (&'static str, String)>;
+
+/// A string parameter: absent is `default`, present must be a string.
+fn text(params: &Value, key: &str, default: &str) -> Result<String, (&'static str, String)> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(default.into()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(("invalid_params", format!("{key} must be a string, not {other}"))),
+    }
+}
+
+fn optional(params: &Value, key: &str) -> Result<Option<String>, (&'static str, String)> {
+    let s = text(params, key, "")?;
+    Ok((!s.trim().is_empty()).then_some(s))
+}
+
+fn required(params: &Value, key: &str) -> Result<String, (&'static str, String)> {
+    optional(params, key)?.ok_or_else(|| ("invalid_params", format!("{key} is required")))
+}
+
+async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> MethodResult {
+    if method == "auth.login" {
+        let given = text(params, "password", "")?;
+        return if conn.password.is_none() {
+            Ok(json!({"authenticated": true, "required": false}))
+        } else if conn.check_password(&given) {
+            Ok(json!({"authenticated": true}))
+        } else {
+            Err(("auth_failed", "invalid password".into()))
+        };
+    }
+    if !conn.authorised {
+        return Err(("auth_required", "authenticate first with auth.login".into()));
+    }
+    match method {
+        "system.ping" => Ok(json!({"pong": true})),
+        "system.capabilities" => Ok(json!({
+            "methods": METHODS,
+            "access_mode": if conn.password.is_some() { "password" } else { "user" },
+        })),
+        "notification.create" | "notification.create_for_caller" => {
+            let (ws_key, sf_key) = if method == "notification.create" {
+                ("workspace_id", "surface_id")
+            } else {
+                ("preferred_workspace_id", "preferred_surface_id")
+            };
+            let post = LocalPost {
+                title: text(params, "title", "Notification")?,
+                subtitle: text(params, "subtitle", "")?,
+                body: text(params, "body", "")?,
+                workspace_id: optional(params, ws_key)?,
+                surface_id: optional(params, sf_key)?,
+            };
+            let n = engine.post_local(post).map_err(internal)?;
+            let origin = n.local.unwrap_or_default();
+            Ok(json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
+        }
+        "notification.list" => {
+            let list = engine.local_notices().map_err(internal)?;
+            let items: Vec<Value> = list.iter().map(list_item).collect();
+            Ok(json!({"notifications": items}))
+        }
+        "notification.mark_read" => {
+            let all = params.get("all").and_then(Value::as_bool).unwrap_or(false);
+            let id = optional(params, "id")?;
+            if !all && id.is_none() {
+                return Err(("invalid_params", "give id, or all: true".into()));
+            }
+            let marked = engine.mark_local_read(if all { None } else { id.as_deref() }).await.map_err(internal)?;
+            if !all && marked == 0 && !engine.local_notices().map_err(internal)?.iter().any(|n| n.cmux_id == id) {
+                return Err(("not_found", format!("no notification {}", id.unwrap_or_default())));
+            }
+            Ok(json!({"marked_read": marked}))
+        }
+        "notification.clear" => {
+            engine.clear_local().await.map_err(internal)?;
+            Ok(json!({}))
+        }
+        "session.attach" => {
+            let session = required(params, "session_id")?;
+            let ws = required(params, "workspace_id")?;
+            engine.attach_session(&session, &ws, optional(params, "surface_id")?.as_deref()).map_err(internal)?;
+            Ok(json!({}))
+        }
+        "surface.focus" => {
+            let ws = required(params, "workspace_id")?;
+            let focused = params
+                .get("focused")
+                .and_then(Value::as_bool)
+                .ok_or_else(|| ("invalid_params", "focused must be true or false".to_string()))?;
+            engine.set_focus(&ws, optional(params, "surface_id")?.as_deref(), focused);
+            Ok(json!({}))
+        }
+        "cloud.follow" => {
+            let id = text(params, "id", "")?;
+            match text(params, "kind", "")?.as_str() {
+                "run" => engine.follow_run(&RunId::parse(&id).map_err(invalid)?).map_err(internal)?,
+                "handoff" => engine.follow_handoff(&HandoffId::parse(&id).map_err(invalid)?).map_err(internal)?,
+                other => return Err(("invalid_params", format!("kind {other:?}: expected \"run\" or \"handoff\""))),
+            }
+            Ok(json!({"following": true}))
+        }
+        "cloud.cancel" => {
+            let id = RunId::parse(&text(params, "id", "")?).map_err(invalid)?;
+            engine.cancel_run(&id).await.map_err(internal)?;
+            Ok(json!({"cancelled": true}))
+        }
+        _ => Err(("method_not_found", format!("unknown method {method:?}"))),
+    }
+}
+
+const METHODS: &[&str] = &[
+    "auth.login",
+    "system.ping",
+    "system.capabilities",
+    "notification.create",
+    "notification.create_for_caller",
+    "notification.list",
+    "notification.mark_read",
+    "notification.clear",
+    "session.attach",
+    "surface.focus",
+    "cloud.follow",
+    "cloud.cancel",
+];
+
+/// The body as the terminal sent it (the stored banner body has the subtitle joined in).
+fn local_body(n: &StoredNotice) -> &str {
+    n.body.strip_prefix(&format!("{} — ", n.subtitle)).filter(|_| !n.subtitle.is_empty()).unwrap_or(&n.body)
+}
+
+fn list_item(n: &StoredNotice) -> Value {
+    let created = jiff::Timestamp::from_millisecond(n.created_at).map(|t| t.to_string()).unwrap_or_default();
+    json!({
+        "id": n.cmux_id,
+        "workspace_id": n.workspace_id,
+        "surface_id": n.surface_id,
+        "title": n.title,
+        "subtitle": n.subtitle,
+        "body": local_body(n),
+        "created_at": created,
+        "is_read": n.read_at.is_some(),
+    })
+}
+
+fn invalid(e: impl std::fmt::Display) -> (&'static str, String) {
+    ("invalid_params", e.to_string())
+}
+
+fn internal(e: impl std::fmt::Display) -> (&'static str, String) {
+    ("internal_error", e.to_string())
+}

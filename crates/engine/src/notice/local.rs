@@ -1,0 +1,86 @@
+//! Notices from this machine's terminals (cmux's socket, docs/local-socket.md and seed 000).
+//!
+//! Every accepted `notify` is a notice. An empty title becomes "Notification"; an empty or
+//! whitespace-only subtitle or body is left out, never shown as a gap; the banner body is one
+//! line, cut at 200 characters at a word boundary.
+
+use super::text;
+use super::{LocalOrigin, Notice, Source};
+
+/// What a terminal sent.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LocalPost {
+    pub title: String,
+    pub subtitle: String,
+    pub body: String,
+    pub workspace_id: Option<String>,
+    pub surface_id: Option<String>,
+}
+
+/// The notice for a local post, under a fresh cmux id.
+pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
+    let title = text::one_line(&post.title).unwrap_or_else(|| "Notification".into());
+    let subtitle = text::one_line(&post.subtitle).unwrap_or_default();
+    let body = text::one_line(&post.body).unwrap_or_default();
+    let shown: Vec<&str> = [subtitle.as_str(), body.as_str()].into_iter().filter(|s| !s.is_empty()).collect();
+    let clean = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(String::from);
+    let (workspace_id, surface_id) = (clean(&post.workspace_id), clean(&post.surface_id));
+    // One live banner per terminal surface: its next notice replaces the last.
+    let item = match (&workspace_id, &surface_id) {
+        (Some(ws), Some(sf)) => format!("local:{ws}:{sf}"),
+        (Some(ws), None) => format!("local:{ws}"),
+        _ => format!("local:{cmux_id}"),
+    };
+    Notice {
+        key: format!("local:{cmux_id}"),
+        item,
+        source: Source::Local,
+        status: "posted".into(),
+        title: text::cut(&title, text::MAX_BODY_CHARS),
+        body: text::cut(&shown.join(" — "), text::MAX_BODY_CHARS),
+        urgent: false,
+        local: Some(LocalOrigin {
+            cmux_id: cmux_id.into(),
+            subtitle,
+            workspace_id,
+            surface_id,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn post(title: &str, subtitle: &str, body: &str) -> LocalPost {
+        LocalPost { title: title.into(), subtitle: subtitle.into(), body: body.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn empty_fields_are_left_out_and_an_empty_title_is_notification() {
+        let n = local_notice(&post("  ", " ", ""), "ID");
+        assert_eq!((n.title.as_str(), n.body.as_str()), ("Notification", ""));
+        let n = local_notice(&post("Build", "", "passed\n\nin 3 s"), "ID");
+        assert_eq!(n.body, "passed in 3 s");
+        let n = local_notice(&post("Build", "my-project", "passed"), "ID");
+        assert_eq!(n.body, "my-project — passed");
+        assert_eq!(n.local.unwrap().subtitle, "my-project");
+    }
+
+    #[test]
+    fn the_body_is_cut_at_two_hundred_characters() {
+        let long = "word ".repeat(100);
+        let n = local_notice(&post("t", "", &long), "ID");
+        assert!(n.body.chars().count() <= 200 && n.body.ends_with("word…"), "{}", n.body);
+    }
+
+    #[test]
+    fn one_banner_per_surface() {
+        let mut p = post("t", "", "b");
+        assert_eq!(local_notice(&p, "A").item, "local:A");
+        p.workspace_id = Some("WS".into());
+        p.surface_id = Some("SF".into());
+        assert_eq!(local_notice(&p, "A").item, local_notice(&p, "B").item);
+        assert_ne!(local_notice(&p, "A").key, local_notice(&p, "B").key);
+    }
+}

@@ -1,0 +1,93 @@
+//! What a banner click opens (docs/notices.md §4), and opening it.
+//!
+//! Links are built only from checked ids (cmux's workspace and surface ids are UUIDs) and only
+//! with the `cmux://` scheme; no text from a server or an agent ever reaches a shell or is
+//! opened as a path. Opening goes through the platform's opener with the URL as one argument.
+
+use crate::outbox::StoredNotice;
+
+/// Where a click takes the person.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A cmux deep link.
+    Link(String),
+    /// This app's own history or card (the shell's window).
+    App { notice_key: String },
+}
+
+/// A cmux id: a UUID, any case.
+pub fn is_cmux_id(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.len() == 5
+        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// `cmux://workspace/<ws>/surface/<sf>`, or the workspace alone; `None` unless the ids check out.
+pub fn surface_link(workspace: Option<&str>, surface: Option<&str>) -> Option<String> {
+    let ws = workspace.filter(|w| is_cmux_id(w))?;
+    Some(match surface.filter(|s| is_cmux_id(s)) {
+        Some(sf) => format!("cmux://workspace/{ws}/surface/{sf}"),
+        None => format!("cmux://workspace/{ws}"),
+    })
+}
+
+/// The target of a click on this notice's banner.
+pub fn target(notice: &StoredNotice) -> Target {
+    surface_link(notice.workspace_id.as_deref(), notice.surface_id.as_deref())
+        .map(Target::Link)
+        .unwrap_or_else(|| Target::App { notice_key: notice.key.clone() })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("only cmux:// links are opened, not {0:?}")]
+    NotAllowed(String),
+    #[error("the opener {program} could not run: {source}")]
+    Spawn { program: &'static str, source: std::io::Error },
+    #[error("the opener {program} failed ({status}) for {url}")]
+    Failed { program: &'static str, status: std::process::ExitStatus, url: String },
+}
+
+#[cfg(target_os = "macos")]
+const OPENER: &str = "open";
+#[cfg(not(target_os = "macos"))]
+const OPENER: &str = "xdg-open";
+
+/// Opens a `cmux://` link with the platform's opener; `Ok` only when the opener said it did.
+pub async fn open_link(url: &str) -> Result<(), OpenError> {
+    if !url.starts_with("cmux://") || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(OpenError::NotAllowed(url.into()));
+    }
+    let status = tokio::process::Command::new(OPENER)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .await
+        .map_err(|source| OpenError::Spawn { program: OPENER, source })?;
+    if status.success() { Ok(()) } else { Err(OpenError::Failed { program: OPENER, status, url: url.into() }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WS: &str = "D9C269B8-1A2B-4C3D-8E9F-0123456789AB";
+    const SF: &str = "b9dd280a-1111-2222-3333-444455556666";
+
+    #[test]
+    fn links_only_from_checked_ids() {
+        assert_eq!(surface_link(Some(WS), Some(SF)), Some(format!("cmux://workspace/{WS}/surface/{SF}")));
+        assert_eq!(surface_link(Some(WS), None), Some(format!("cmux://workspace/{WS}")));
+        assert_eq!(surface_link(Some(WS), Some("../../etc")), Some(format!("cmux://workspace/{WS}")));
+        assert_eq!(surface_link(Some("not-a-uuid"), Some(SF)), None);
+        assert_eq!(surface_link(Some("D9C269B8-1A2B-4C3D-8E9F-0123456789AB?x=1"), None), None);
+        assert_eq!(surface_link(None, Some(SF)), None);
+    }
+
+    #[tokio::test]
+    async fn only_cmux_links_are_opened() {
+        for bad in ["https://example.com", "file:///etc/passwd", "cmux://x y", "/bin/sh"] {
+            assert!(matches!(open_link(bad).await, Err(OpenError::NotAllowed(_))), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,348 @@
+//! cmux's socket protocol, byte for byte, against the real socket served by an engine.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cmux_tray_engine::desktop::Recording;
+use cmux_tray_engine::local::{self, ServerOptions};
+use cmux_tray_engine::{Engine, EngineOptions};
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio_util::sync::CancellationToken;
+
+struct Served {
+    _dir: tempfile::TempDir,
+    socket: PathBuf,
+    engine: Engine,
+    desktop: Arc<Recording>,
+    stop: CancellationToken,
+}
+
+async fn serve(password: Option<&str>) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let desktop = Arc::new(Recording::new());
+    // Not signed in: the cloud is never asked; the socket needs none of it.
+    let opts = EngineOptions::new("http://127.0.0.1:9", "http://127.0.0.1:9", dir.path().join("state.sqlite3"), desktop.clone());
+    let engine = Engine::start(opts).await.unwrap();
+    let socket = dir.path().join("run/cmux.sock");
+    let listener = local::bind(&socket).await.unwrap();
+    let stop = CancellationToken::new();
+    let options = ServerOptions { password: password.map(|p| SecretString::from(p.to_string())) };
+    tokio::spawn(local::serve(listener, engine.clone(), options, stop.clone(), Default::default()));
+    Served { _dir: dir, socket, engine, desktop, stop }
+}
+
+struct Client {
+    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
+    writer: tokio::net::unix::OwnedWriteHalf,
+}
+
+impl Client {
+    async fn connect(s: &Served) -> Client {
+        let (r, w) = UnixStream::connect(&s.socket).await.unwrap().into_split();
+        Client { reader: BufReader::new(r), writer: w }
+    }
+
+    async fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).await.unwrap();
+    }
+
+    async fn line(&mut self) -> String {
+        let mut line = String::new();
+        tokio::time::timeout(Duration::from_secs(5), self.reader.read_line(&mut line)).await.expect("a reply").unwrap();
+        line
+    }
+
+    /// One request line, one reply line.
+    async fn ask(&mut self, request: &str) -> String {
+        self.send(&format!("{request}\n")).await;
+        self.line().await
+    }
+
+    async fn ask_json(&mut self, request: Value) -> Value {
+        serde_json::from_str(&self.ask(&request.to_string()).await).unwrap()
+    }
+
+    /// True when the server closed the connection.
+    async fn closed(&mut self) -> bool {
+        let mut buf = Vec::new();
+        matches!(tokio::time::timeout(Duration::from_secs(5), self.reader.read_to_end(&mut buf)).await, Ok(Ok(_)))
+    }
+}
+
+async fn settle(s: &Served, banners: usize) {
+    for _ in 0..200 {
+        if s.desktop.posted().len() >= banners {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("expected {banners} banners, got {:?}", s.desktop.posted());
+}
+
+#[tokio::test]
+async fn v1_ping_and_notify_in_every_shape() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    assert_eq!(c.ask("ping").await, "PONG\n");
+    assert_eq!(c.ask("list_notifications").await, "No notifications\n");
+    for payload in ["a|b|c", "a|b", "a", "|b|c"] {
+        assert_eq!(c.ask(&format!("notify {payload}")).await, "OK\n", "{payload}");
+    }
+    settle(&s, 4).await;
+    let words: Vec<(String, String)> = s.desktop.posted().into_iter().map(|(_, b)| (b.title, b.body)).collect();
+    assert_eq!(
+        words,
+        [("a".into(), "b — c".into()), ("a".into(), "b".into()), ("a".into(), "".into()), ("Notification".into(), "b — c".into())]
+    );
+    c.send("list_notifications\n").await;
+    let mut lines = Vec::new();
+    for _ in 0..4 {
+        lines.push(c.line().await);
+    }
+    let fields: Vec<Vec<String>> = lines.iter().map(|l| l.trim_end().split('|').map(String::from).collect()).collect();
+    assert!(fields[0][0].starts_with("0:") && fields[0][0].len() == 2 + 36, "{lines:?}");
+    assert_eq!(fields[0][1..], ["none", "none", "unread", "a", "b", "c"]);
+    assert_eq!(fields[1][4..], ["a", "", "b"]);
+    assert_eq!(fields[2][4..], ["a", "", ""]);
+    assert_eq!(fields[3][4..], ["Notification", "b", "c"]);
+    let ws = "D9C269B8-1A2B-4C3D-8E9F-0123456789AB";
+    assert_eq!(c.ask(&format!("notify_target {ws} B9DD280A-0000-0000-0000-000000000001 Built|proj|ok")).await, "OK\n");
+    assert_eq!(c.ask("notify_target onlyone").await, "ERROR: Usage: notify_target <workspace_id> <surface_id> <title>|<subtitle>|<body>\n");
+    assert_eq!(c.ask("frobnicate").await, "ERROR: Unknown command\n");
+    assert_eq!(c.ask("auth secret").await, "OK: Authentication not required\n");
+    assert_eq!(c.ask("clear_notifications").await, "OK\n");
+    assert_eq!(c.ask("list_notifications").await, "No notifications\n");
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn v2_methods_and_their_exact_replies() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    assert_eq!(c.ask(r#"{"id":1,"method":"system.ping"}"#).await, "{\"id\":1,\"ok\":true,\"result\":{\"pong\":true}}\n");
+    assert_eq!(c.ask(r#"{"id":"x","method":"system.ping","params":{}}"#).await, "{\"id\":\"x\",\"ok\":true,\"result\":{\"pong\":true}}\n");
+
+    let bare = c.ask_json(json!({"id": 2, "method": "notification.create_for_caller", "params": {"title": "Done"}})).await;
+    assert_eq!(bare["ok"], true);
+    assert_eq!((bare["result"]["workspace_id"].clone(), bare["result"]["surface_id"].clone()), (Value::Null, Value::Null));
+    assert_eq!(bare["result"]["id"].as_str().unwrap().len(), 36);
+    let ws = "D9C269B8-1A2B-4C3D-8E9F-0123456789AB";
+    let sf = "B9DD280A-0000-0000-0000-000000000001";
+    let with = c
+        .ask_json(json!({"id": 3, "method": "notification.create_for_caller",
+            "params": {"title": "Tests", "subtitle": "parser", "body": "green", "preferred_workspace_id": ws,
+                       "preferred_surface_id": sf, "caller_tty": "/dev/pts/3", "prefer_tty": false}}))
+        .await;
+    assert_eq!((with["result"]["workspace_id"].as_str(), with["result"]["surface_id"].as_str()), (Some(ws), Some(sf)));
+    let made = c.ask_json(json!({"id": 4, "method": "notification.create", "params": {"workspace_id": ws}})).await;
+    assert_eq!(made["result"]["workspace_id"], ws);
+
+    let list = c.ask_json(json!({"id": 5, "method": "notification.list"})).await;
+    let items = list["result"]["notifications"].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[1]["title"], "Tests");
+    assert_eq!(items[1]["subtitle"], "parser");
+    assert_eq!(items[1]["body"], "green");
+    assert_eq!(items[1]["is_read"], false);
+    assert_eq!(items[2]["title"], "Notification", "title defaults");
+    assert!(items[0]["created_at"].as_str().unwrap().ends_with('Z'));
+    let id = items[1]["id"].clone();
+    let r = c.ask_json(json!({"id": 6, "method": "notification.mark_read", "params": {"id": id}})).await;
+    assert_eq!(r["result"]["marked_read"], 1);
+    let r = c.ask_json(json!({"id": 7, "method": "notification.mark_read", "params": {"id": "nope"}})).await;
+    assert_eq!(r["error"]["code"], "not_found");
+    let r = c.ask_json(json!({"id": 8, "method": "notification.mark_read", "params": {"all": true}})).await;
+    assert_eq!(r["result"]["marked_read"], 2);
+    let r = c.ask_json(json!({"id": 9, "method": "notification.create", "params": {"title": 7}})).await;
+    assert_eq!(r["error"]["code"], "invalid_params");
+    let r = c.ask_json(json!({"id": 10, "method": "session.attach", "params": {"session_id": "sess_1", "workspace_id": ws, "surface_id": sf}})).await;
+    assert_eq!(r["result"], json!({}));
+    assert_eq!(s.engine.outbox().session_surface("sess_1").unwrap(), Some((ws.to_string(), Some(sf.to_string()))));
+    let r = c.ask_json(json!({"id": 11, "method": "surface.focus", "params": {"workspace_id": ws, "surface_id": sf, "focused": true}})).await;
+    assert_eq!(r["ok"], true);
+    assert!(s.engine.is_focused(ws, Some(sf)));
+    let r = c.ask_json(json!({"id": 12, "method": "system.capabilities"})).await;
+    assert!(r["result"]["methods"].as_array().unwrap().contains(&json!("notification.create_for_caller")));
+    let r = c.ask_json(json!({"id": 13, "method": "cloud.follow", "params": {"kind": "run", "id": "run_../x"}})).await;
+    assert_eq!(r["error"]["code"], "invalid_params");
+    let r = c.ask_json(json!({"id": 14, "method": "notification.clear"})).await;
+    assert_eq!(r, json!({"id": 14, "ok": true, "result": {}}));
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn decoding_errors_and_unknown_methods() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    let r: Value = serde_json::from_str(&c.ask("{not json").await).unwrap();
+    assert_eq!((r["ok"].clone(), r["error"]["code"].clone(), r.get("id")), (json!(false), json!("parse_error"), None));
+    let r: Value = serde_json::from_str(&c.ask("[]").await).unwrap();
+    assert_eq!((r["error"]["code"].clone(), r.get("id")), (json!("invalid_request"), None));
+    let r = c.ask_json(json!({"id": 42, "params": {}})).await;
+    assert_eq!((r["error"]["code"].clone(), r["id"].clone()), (json!("invalid_request"), json!(42)));
+    let r = c.ask_json(json!({"id": "q", "method": "no.such"})).await;
+    assert_eq!((r["error"]["code"].clone(), r["id"].clone()), (json!("method_not_found"), json!("q")));
+    // Replies never contain a raw newline.
+    let r = c.ask(&json!({"id": 1, "method": "notification.create", "params": {"title": "a\nb", "body": "c\nd"}}).to_string()).await;
+    assert_eq!(r.matches('\n').count(), 1);
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn five_requests_pipelined_in_one_write_are_answered_in_order() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    c.send(concat!(
+        "ping\n",
+        "{\"id\":1,\"method\":\"system.ping\"}\n",
+        "notify one|two|three\n",
+        "{\"id\":2,\"method\":\"no.such\"}\n",
+        "{\"id\":3,\"method\":\"notification.list\"}\n",
+    ))
+    .await;
+    assert_eq!(c.line().await, "PONG\n");
+    assert!(c.line().await.starts_with("{\"id\":1,\"ok\":true"));
+    assert_eq!(c.line().await, "OK\n");
+    assert!(c.line().await.contains("method_not_found"));
+    let last: Value = serde_json::from_str(&c.line().await).unwrap();
+    assert_eq!(last["id"], 3);
+    assert_eq!(last["result"]["notifications"][0]["title"], "one");
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_one_mebibyte_line_is_refused_and_others_are_still_served() {
+    let s = serve(None).await;
+    let mut big = Client::connect(&s).await;
+    let mut other = Client::connect(&s).await;
+    let line = format!("notify {}\n", "x".repeat(1024 * 1024));
+    // The server stops reading at the limit, so write from another task.
+    let (mut reader, mut writer) = (big.reader, big.writer);
+    tokio::spawn(async move {
+        let _ = writer.write_all(line.as_bytes()).await;
+    });
+    let mut reply = String::new();
+    reader.read_line(&mut reply).await.unwrap();
+    assert_eq!(reply, "ERROR: Line too long (limit 64 KiB)\n");
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), reader.read_to_end(&mut rest)).await.expect("closed");
+    assert_eq!(other.ask("ping").await, "PONG\n");
+    assert!(s.desktop.posted().is_empty());
+    big = Client::connect(&s).await;
+    assert_eq!(big.ask("ping").await, "PONG\n");
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_client_that_sends_nothing_does_not_hold_up_another() {
+    let s = serve(None).await;
+    let _silent: Vec<UnixStream> = futures_join(&s, 20).await;
+    let mut c = Client::connect(&s).await;
+    let start = std::time::Instant::now();
+    assert_eq!(c.ask("ping").await, "PONG\n");
+    assert!(start.elapsed() < Duration::from_secs(2));
+    s.stop.cancel();
+}
+
+async fn futures_join(s: &Served, n: usize) -> Vec<UnixStream> {
+    let mut v = Vec::new();
+    for _ in 0..n {
+        v.push(UnixStream::connect(&s.socket).await.unwrap());
+    }
+    v
+}
+
+#[tokio::test]
+async fn password_mode_with_right_and_wrong_passwords() {
+    let s = serve(Some("hunter2")).await;
+    let mut c = Client::connect(&s).await;
+    assert_eq!(c.ask("ping").await, "ERROR: Authentication required\n");
+    let r = c.ask_json(json!({"id": 1, "method": "system.ping"})).await;
+    assert_eq!(r["error"]["code"], "auth_required");
+    assert_eq!(c.ask("auth wrong").await, "ERROR: Invalid password\n");
+    assert_eq!(c.ask("auth hunter2").await, "OK: Authenticated\n");
+    assert_eq!(c.ask("ping").await, "PONG\n");
+    let mut v2 = Client::connect(&s).await;
+    let r = v2.ask_json(json!({"id": 1, "method": "auth.login", "params": {"password": "nope"}})).await;
+    assert_eq!(r["error"]["code"], "auth_failed");
+    let r = v2.ask_json(json!({"id": 2, "method": "auth.login", "params": {"password": "hunter2"}})).await;
+    assert_eq!(r["result"]["authenticated"], true);
+    let r = v2.ask_json(json!({"id": 3, "method": "notification.create", "params": {"title": "in"}})).await;
+    assert_eq!(r["ok"], true);
+    // The client library authenticates first when given the password.
+    let ok = local::request(&s.socket, "system.ping", json!({}), Some("hunter2"), Duration::from_secs(2)).await;
+    assert_eq!(ok.unwrap(), json!({"pong": true}));
+    let bad = local::request(&s.socket, "system.ping", json!({}), Some("x"), Duration::from_secs(2)).await;
+    assert!(bad.unwrap_err().contains("auth_failed"));
+    s.stop.cancel();
+}
+
+#[tokio::test(start_paused = true)]
+async fn before_authorisation_a_connection_gets_two_seconds() {
+    let s = serve(Some("hunter2")).await;
+    let mut c = Client::connect(&s).await;
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(c.line().await, "ERROR: Authentication timed out\n");
+    assert!(c.closed().await);
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_peer_of_another_uid_is_refused() {
+    if rustix::process::getuid().as_raw() != 0 {
+        eprintln!("skipped: running a peer as another uid needs root (CI runs as root)");
+        return;
+    }
+    let s = serve(None).await;
+    // Let the other user reach the socket at all, so the peer check is what refuses it.
+    use std::os::unix::fs::PermissionsExt;
+    for dir in s.socket.ancestors().skip(1).take(3) {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+    }
+    std::fs::set_permissions(&s.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let socket = s.socket.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c"])
+            .arg(concat!(
+                "import socket,sys\n",
+                "s=socket.socket(socket.AF_UNIX)\n",
+                "s.connect(sys.argv[1])\n",
+                "s.settimeout(5)\n",
+                "try:\n  s.sendall(b'ping\\n'); data=s.recv(100)\n",
+                "except (BrokenPipeError, ConnectionResetError):\n  data=b''\n",
+                "print(repr(data))\n",
+            ))
+            .arg(&socket)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "b''", "closed without a byte of reply");
+    // The owner is still served.
+    assert_eq!(Client::connect(&s).await.ask("ping").await, "PONG\n");
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_stale_socket_is_replaced_and_a_live_one_is_not_stolen() {
+    let s = serve(None).await;
+    let err = local::bind(&s.socket).await.unwrap_err();
+    assert!(err.to_string().contains("another cmux-tray is serving"), "{err}");
+    assert_eq!(Client::connect(&s).await.ask("ping").await, "PONG\n");
+    // A socket file left by a crash (nobody listening) is replaced.
+    let dir = tempfile::tempdir().unwrap();
+    let stale = dir.path().join("cmux.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    assert!(stale.exists());
+    let _listener = local::bind(&stale).await.expect("replaced");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&stale).unwrap().permissions().mode() & 0o777, 0o600);
+    s.stop.cancel();
+}
