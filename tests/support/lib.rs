@@ -10,11 +10,23 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// A binary of this workspace, built by `cargo build --workspace` before the suite runs.
+/// A binary of this workspace. `cargo test -p cmux-tray-e2e` does not rebuild the binaries of
+/// other packages, so the first call builds them (a no-op when they are current): a test never
+/// runs a stale daemon.
 pub fn bin(name: &str) -> PathBuf {
     if let Ok(dir) = std::env::var("CMUX_TRAY_BIN_DIR") {
         return Path::new(&dir).join(name);
     }
+    static BUILD: std::sync::Once = std::sync::Once::new();
+    BUILD.call_once(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "--bins", "-p", "cmux-tray-cli", "-p", "cmux-cloud-sim"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the binaries failed");
+    });
     // target/debug/deps/<test> → target/debug/<name>
     let exe = std::env::current_exe().expect("the test knows where it is");
     let path = exe.parent().and_then(Path::parent).expect("under target/<profile>/deps").join(name);
@@ -133,7 +145,7 @@ impl Home {
             ("DBUS_SESSION_BUS_ADDRESS".into(), bus_address.into()),
             ("CMUX_TRAY_API_URL".into(), origin.into()),
             ("CMUX_TRAY_AUTH_URL".into(), origin.into()),
-            ("CMUX_TRAY_LOG".into(), "info".into()),
+            ("CMUX_TRAY_LOG".into(), "info,cmux_tray_engine::engine=debug".into()),
             // xdg-open's generic mode looks up scheme handlers only when a display is named;
             // nothing here draws on it.
             ("DISPLAY".into(), ":99".into()),
@@ -257,6 +269,9 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         self.kill();
+        if std::thread::panicking() {
+            eprintln!("--- daemon log ({}) ---\n{}", self.log.display(), self.log_text());
+        }
     }
 }
 

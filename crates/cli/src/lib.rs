@@ -58,6 +58,16 @@ enum Command {
     SocketPath,
     /// Print the `export CMUX_SOCKET_PATH=…` line for a shell profile.
     Env,
+    /// Read or change a delivery setting (applied live by a running engine).
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Pause banners: `1h`, `30m`, `tomorrow` (08:00 local) or `indefinitely`. Notices are still
+    /// recorded; one summary banner follows the pause.
+    Pause { until: String },
+    /// End a pause.
+    Resume,
     /// Post a notice to the tray (or to cmux), as `cmux notify` does.
     Notify {
         #[arg(long, default_value = "")]
@@ -99,6 +109,14 @@ enum Command {
         /// Codex passes its payload as one JSON argument.
         payload: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Print a key's value in force (`delivery.quiet_hours.windows` …); every key without one.
+    Get { key: Option<String> },
+    /// Set a key in the config file (windows: "mon-fri 22:00-07:00; sat,sun 23:00-09:00").
+    Set { key: String, value: String },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -193,12 +211,79 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
+        Command::Config { action } => config(&paths, action).await,
+        Command::Pause { until } => {
+            let until = pause_until(&until)?;
+            let params = json!({"until": until.map(|t| t.to_string())});
+            engine_request(&paths, "delivery.pause", params).await?;
+            match until {
+                Some(t) => println!("banners paused until {}", t.to_zoned(jiff::tz::TimeZone::system()).strftime("%a %H:%M")),
+                None => println!("banners paused until you resume (cmux-tray resume)"),
+            }
+            Ok(())
+        }
+        Command::Resume => {
+            engine_request(&paths, "delivery.resume", json!({})).await?;
+            println!("banners resumed");
+            Ok(())
+        }
         Command::Hook { agent, payload } => {
             hook_main(&paths, agent, payload).await;
             Ok(())
         }
         Command::Wrap { .. } => unreachable!("wrap runs from wrap_main"),
     }
+}
+
+async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
+    use cmux_tray_engine::policy::settings as delivery;
+    match action {
+        ConfigAction::Get { key } => {
+            let text = std::fs::read_to_string(&paths.config_file).unwrap_or_default();
+            let doc: toml::Table = text.parse().with_context(|| format!("{}: not valid TOML", paths.config_file.display()))?;
+            let (settings, _) = delivery::parse(doc.get("delivery").and_then(|d| d.as_table()))
+                .map_err(|e| anyhow::anyhow!("{}: {e}", paths.config_file.display()))?;
+            let keys: Vec<&str> = match &key {
+                Some(k) => vec![k.as_str()],
+                None => delivery::KEYS.iter().map(|(k, _)| *k).collect(),
+            };
+            for k in keys {
+                let v = delivery::get(&settings, k).with_context(|| format!("unknown key {k}"))?;
+                if key.is_some() { println!("{v}") } else { println!("{k} = {v}") }
+            }
+            Ok(())
+        }
+        ConfigAction::Set { key, value } => {
+            delivery::set_in_file(&paths.config_file, &key, &value).map_err(|e| anyhow::anyhow!(e))?;
+            // Applied live when an engine runs; otherwise at its next start.
+            let password = std::env::var("CMUX_SOCKET_PASSWORD").ok().filter(|p| !p.is_empty());
+            match local::request(&paths.socket(), "settings.reload", json!({}), password.as_deref(), Duration::from_secs(5)).await {
+                Ok(r) if r["reloaded"] == json!(false) => eprintln!("cmux-tray: {}", r["problem"].as_str().unwrap_or("not applied")),
+                Ok(_) => println!("{key} = {value} (applied)"),
+                Err(_) => println!("{key} = {value} (applies when cmux-tray starts)"),
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `1h`, `90m`, `tomorrow` (08:00 local), `indefinitely`.
+fn pause_until(text: &str) -> anyhow::Result<Option<jiff::Timestamp>> {
+    let t = text.trim().to_ascii_lowercase();
+    let now = jiff::Zoned::now();
+    let span = |n: &str, unit: &str| -> anyhow::Result<jiff::Timestamp> {
+        let n: i64 = n.parse().with_context(|| format!("pause {text:?}: expected a number before {unit}"))?;
+        anyhow::ensure!(n > 0, "pause {text:?}: expected a positive duration");
+        let d = if unit == "h" { jiff::SignedDuration::from_hours(n) } else { jiff::SignedDuration::from_mins(n) };
+        Ok(now.timestamp().checked_add(d)?)
+    };
+    Ok(Some(match t.as_str() {
+        "indefinitely" | "forever" | "until-resumed" => return Ok(None),
+        "tomorrow" => now.date().tomorrow()?.at(8, 0, 0, 0).to_zoned(now.time_zone().clone())?.timestamp(),
+        _ if t.ends_with('h') => span(&t[..t.len() - 1], "h")?,
+        _ if t.ends_with('m') => span(&t[..t.len() - 1], "m")?,
+        _ => bail!("pause {text:?}: expected 1h, 30m, tomorrow or indefinitely"),
+    }))
 }
 
 /// The `[notify]` table; a bad one is reported and read as empty (a hook or a wrapped command
@@ -295,7 +380,8 @@ async fn daemon(paths: &Paths) -> anyhow::Result<()> {
         bail!("another cmux-tray engine is running for {} (it holds {})", paths.data_dir.display(), lock_path.display());
     }
     let desktop = Arc::new(Freedesktop::new("cmux-tray"));
-    let opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
+    let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
+    opts.config_file = Some(paths.config_file.clone());
     let engine = Engine::start(opts).await?;
     let stop = cmux_tray_engine::follow::StopToken::new();
     let listener = local::bind(&paths.socket()).await?;
@@ -363,7 +449,7 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     let status = if db.exists() {
         Status::read(&Outbox::open_read_only(&db)?, Vec::new())?
     } else {
-        Status { account: None, follows: Vec::new(), notices: Vec::new(), problems: Vec::new() }
+        Status::default()
     };
     if as_json {
         let mut v = serde_json::to_value(&status)?;
@@ -373,6 +459,9 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("engine: {}", if running { "running" } else { "not running" });
+    if let Some(p) = &status.paused {
+        println!("banners paused: {p}");
+    }
     match &status.account {
         Some(a) => println!("account: {}{}", a.email, a.problem.as_deref().map(|p| format!(" — {p}")).unwrap_or_default()),
         None => println!("account: not signed in"),
@@ -384,7 +473,7 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     }
     println!("last notices:");
     for n in &status.notices {
-        println!("  [{}] {} — {}", n.state, n.title, n.body);
+        println!("  [{}] {} — {}", n.delivery.as_deref().unwrap_or(&n.state), n.title, n.body);
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ pub mod follow;
 pub mod local;
 pub mod notice;
 pub mod outbox;
+pub mod policy;
 pub mod reveal;
 
 pub use engine::{Engine, EngineError, EngineEvent, EngineOptions, Status};

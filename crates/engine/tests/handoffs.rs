@@ -84,6 +84,7 @@ async fn a_failed_turn_posts_once_and_a_closing_turn_end_not_yet_told_posts() {
         HandoffChange { next_turn: true, status: Some("done".into()), summary: Some("Fixed".into()), close: true, ..Default::default() },
     );
     eventually("stopped", SECS(30), || w.engine.live_follows() == 0).await;
+    eventually("two banners", SECS(5), || w.banners().len() == 2).await;
     let bodies: Vec<String> = w.banners().into_iter().map(|b| b.body).collect();
     assert_eq!(bodies, ["Failed — Tests are red", "Done — Fixed"]);
 }
@@ -98,7 +99,7 @@ async fn a_store_from_before_turns_closes_at_its_first_end() {
     assert_eq!(w.engine.live_follows(), 1);
     w.sim.sim.update_handoff(ho.as_str(), change("done", Some("All done")));
     eventually("closed at the first end", SECS(30), || w.engine.live_follows() == 0).await;
-    assert_eq!(w.banners().len(), 1);
+    eventually("its banner", SECS(5), || w.banners().len() == 1).await;
     let asked = w.requests_to(ho.as_str()).len();
     w.sim.sim.update_handoff(ho.as_str(), HandoffChange { next_turn: true, status: Some("done".into()), ..Default::default() });
     pass(SECS(60)).await;

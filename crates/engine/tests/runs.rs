@@ -197,6 +197,7 @@ async fn an_end_saved_but_not_told_is_told_at_the_next_launch_once() {
 #[tokio::test(start_paused = true)]
 async fn forty_runs_in_flight_are_all_followed_and_cards_past_their_week_take_their_banners() {
     let w = World::new().await;
+    w.configure("[delivery]\ncoalesce_count = 1000\n"); // a banner each, to watch each one withdrawn
     let runs: Vec<_> = (0..40).map(|i| w.run(&format!("Run number {i}"))).collect();
     for r in &runs {
         w.engine.follow_run(r).unwrap();

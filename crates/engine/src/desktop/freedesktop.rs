@@ -64,6 +64,11 @@ impl Freedesktop {
         hints.insert("x-canonical-private-synchronous", Value::Str(banner.item.as_str().into()));
         hints.insert("x-cmux-tray-notice", Value::Str(banner.notice_key.as_str().into()));
         hints.insert("desktop-entry", Value::Str("cmux-tray".into()));
+        if banner.sound {
+            hints.insert("sound-name", Value::Str("message-new-instant".into()));
+        } else {
+            hints.insert("suppress-sound", Value::Bool(true));
+        }
         let actions = vec!["default", "Open"];
         let reply = conn
             .call_method(

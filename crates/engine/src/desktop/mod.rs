@@ -26,6 +26,8 @@ pub struct Banner {
     pub title: String,
     pub body: String,
     pub urgent: bool,
+    /// Whether it asks for a sound (the policy's cooldown already applied).
+    pub sound: bool,
     /// The banner this one replaces (the item's previous banner, when known).
     pub replaces: Option<u32>,
 }

@@ -193,7 +193,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
                 .get("focused")
                 .and_then(Value::as_bool)
                 .ok_or_else(|| ("invalid_params", "focused must be true or false".to_string()))?;
-            engine.set_focus(&ws, optional(params, "surface_id")?.as_deref(), focused);
+            engine.set_focus(&ws, optional(params, "surface_id")?.as_deref(), focused).await.map_err(internal)?;
             Ok(json!({}))
         }
         "cloud.follow" => {
@@ -209,6 +209,24 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             let id = RunId::parse(&text(params, "id", "")?).map_err(invalid)?;
             engine.cancel_run(&id).await.map_err(internal)?;
             Ok(json!({"cancelled": true}))
+        }
+        "delivery.pause" => {
+            // `until`: RFC 3339, or absent for "until resumed".
+            let until = match optional(params, "until")? {
+                None => None,
+                Some(t) => Some(t.parse::<jiff::Timestamp>().map_err(|e| ("invalid_params", format!("until {t:?}: {e}")))?),
+            };
+            engine.pause(until).map_err(internal)?;
+            Ok(json!({"paused": true, "until": until.map(|t| t.to_string())}))
+        }
+        "delivery.resume" => {
+            engine.resume().map_err(internal)?;
+            Ok(json!({"paused": false}))
+        }
+        "settings.reload" => {
+            engine.reload_delivery_settings();
+            let problem = engine.status().map_err(internal)?.problems.into_iter().find(|p| p.contains("delivery settings"));
+            Ok(json!({"reloaded": problem.is_none(), "problem": problem}))
         }
         _ => Err(("method_not_found", format!("unknown method {method:?}"))),
     }
@@ -227,6 +245,9 @@ const METHODS: &[&str] = &[
     "surface.focus",
     "cloud.follow",
     "cloud.cancel",
+    "delivery.pause",
+    "delivery.resume",
+    "settings.reload",
 ];
 
 /// The body as the terminal sent it (the stored banner body has the subtitle joined in).

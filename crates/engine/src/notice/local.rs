@@ -45,6 +45,7 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
             workspace_id,
             surface_id,
         }),
+        session_id: None,
     }
 }
 

@@ -17,8 +17,8 @@ pub enum Source {
     Run,
     Handoff,
     Local,
-    /// The app itself: the account needs a new sign-in.
-    Account,
+    /// The app itself: the account needs a new sign-in, a summary after quiet hours, a burst.
+    App,
 }
 
 impl Source {
@@ -27,7 +27,7 @@ impl Source {
             Source::Run => "run",
             Source::Handoff => "handoff",
             Source::Local => "local",
-            Source::Account => "account",
+            Source::App => "app",
         }
     }
 
@@ -36,7 +36,7 @@ impl Source {
             "run" => Some(Source::Run),
             "handoff" => Some(Source::Handoff),
             "local" => Some(Source::Local),
-            "account" => Some(Source::Account),
+            "app" => Some(Source::App),
             _ => None,
         }
     }
@@ -58,6 +58,8 @@ pub struct Notice {
     pub urgent: bool,
     /// For notices from this machine's terminals: where they came from.
     pub local: Option<LocalOrigin>,
+    /// The cloud session it is about (a hand-off's, a Run's receipt's), for focus and clicks.
+    pub session_id: Option<String>,
 }
 
 /// A local notice's cmux fields: its id, its subtitle, and the terminal surface it came from.
@@ -113,6 +115,7 @@ pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
         body: run_body(outcome).into(),
         urgent: false,
         local: None,
+        session_id: run.receipt.as_ref().and_then(|r| r.session_id.clone()),
     })
 }
 
@@ -165,6 +168,7 @@ pub fn handoff_verdict(h: &Handoff) -> HandoffVerdict {
         body,
         urgent: h.status == HandoffStatus::NeedsYou,
         local: None,
+        session_id: h.session_id.clone(),
     };
     HandoffVerdict { notice: Some(notice), closes }
 }

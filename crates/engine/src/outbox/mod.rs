@@ -92,6 +92,11 @@ pub struct StoredNotice {
     pub subtitle: String,
     pub workspace_id: Option<String>,
     pub surface_id: Option<String>,
+    /// Why it did or did not show a banner (`shown`, `quiet hours`, `focused` …).
+    pub delivery: Option<String>,
+    /// Whether its banner asked for a sound.
+    pub sound: bool,
+    pub session_id: Option<String>,
 }
 
 /// The signed-in account, as remembered.
@@ -463,7 +468,7 @@ impl Outbox {
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at,
-                        cmux_id, subtitle, workspace_id, surface_id
+                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id
                  FROM notices WHERE {clause}"
             ))
             .map_err(|e| self.err(e))?;
@@ -487,21 +492,113 @@ impl Outbox {
                     subtitle: r.get(14)?,
                     workspace_id: r.get(15)?,
                     surface_id: r.get(16)?,
+                    delivery: r.get(17)?,
+                    sound: r.get(18)?,
+                    session_id: r.get(19)?,
                 })
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
-    /// Marks a notice told, with the banner id the desktop gave it.
-    pub fn mark_told(&self, key: &str, banner_id: Option<u32>, now: i64) -> Result<(), OutboxError> {
+    /// Marks a notice told: decided, with why, and the banner id the desktop gave it when it
+    /// showed one.
+    pub fn mark_told(&self, key: &str, banner_id: Option<u32>, delivery: &str, sound: bool, now: i64) -> Result<(), OutboxError> {
         self.lock()
             .execute(
-                "UPDATE notices SET state = 'told', told_at = ?2, banner_id = ?3 WHERE key = ?1 AND state = 'untold'",
-                params![key, now, banner_id],
+                "UPDATE notices SET state = 'told', told_at = ?2, banner_id = ?3, delivery = ?4, sound = ?5
+                 WHERE key = ?1 AND state = 'untold'",
+                params![key, now, banner_id, delivery, sound],
             )
             .map(drop)
             .map_err(|e| self.err(e))
+    }
+
+    /// Decides a batch at once: every `keys` notice told as coalesced, and the one banner that
+    /// stands for them saved untold — in one transaction, so a crash leaves neither half.
+    pub fn coalesce(&self, keys: &[String], banner: &Notice, now: i64) -> Result<(), OutboxError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        for key in keys {
+            tx.execute(
+                "UPDATE notices SET state = 'told', told_at = ?2, delivery = 'coalesced' WHERE key = ?1 AND state = 'untold'",
+                params![key, now],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        insert_notice(&tx, banner, None, now, "untold").map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// How many notices of a source showed a banner or were coalesced since `since`.
+    pub fn shown_since(&self, source: &str, since: i64) -> Result<usize, OutboxError> {
+        self.lock()
+            .query_row(
+                "SELECT COUNT(*) FROM notices WHERE source = ?1 AND told_at >= ?2 AND delivery IN ('shown', 'coalesced')",
+                params![source, since],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Notices held back (paused, quiet hours) that no summary has covered yet, oldest first.
+    pub fn held_unsummarized(&self) -> Result<Vec<StoredNotice>, OutboxError> {
+        self.notices_where("delivery IN ('paused', 'quiet hours') AND summarized = 0 ORDER BY seq", [])
+    }
+
+    /// Saves the summary banner and marks what it covers, in one transaction.
+    pub fn summarize(&self, keys: &[String], summary: &Notice, now: i64) -> Result<(), OutboxError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        for key in keys {
+            tx.execute("UPDATE notices SET summarized = 1 WHERE key = ?1", [key]).map_err(|e| self.err(e))?;
+        }
+        insert_notice(&tx, summary, None, now, "untold").map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Marks read what came from a surface the person is now looking at. Returns the keys.
+    pub fn mark_read_for_surface(&self, workspace_id: &str, surface_id: Option<&str>, now: i64) -> Result<Vec<String>, OutboxError> {
+        let conn = self.lock();
+        let keys: Vec<String> = {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT n.key FROM notices n LEFT JOIN sessions s ON s.session_id = n.session_id
+                     WHERE n.read_at IS NULL AND n.state = 'told'
+                       AND ((n.workspace_id = ?1 AND (?2 IS NULL OR n.surface_id = ?2))
+                         OR (s.workspace_id = ?1 AND (?2 IS NULL OR s.surface_id = ?2)))",
+                )
+                .map_err(|e| self.err(e))?;
+            let rows = stmt.query_map(params![workspace_id, surface_id], |r| r.get(0)).map_err(|e| self.err(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
+        };
+        for key in &keys {
+            conn.execute("UPDATE notices SET read_at = ?2 WHERE key = ?1", params![key, now]).map_err(|e| self.err(e))?;
+        }
+        Ok(keys)
+    }
+
+    // ── small durable state ──────────────────────────────────────────────────────────────────
+
+    pub fn get(&self, key: &str) -> Result<Option<String>, OutboxError> {
+        self.lock()
+            .query_row("SELECT value FROM kv WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn set(&self, key: &str, value: Option<&str>) -> Result<(), OutboxError> {
+        let conn = self.lock();
+        match value {
+            Some(v) => conn.execute(
+                "INSERT INTO kv (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
+                params![key, v],
+            ),
+            None => conn.execute("DELETE FROM kv WHERE key = ?1", [key]),
+        }
+        .map(drop)
+        .map_err(|e| self.err(e))
     }
 
     /// Marks a notice read (its item was viewed).
@@ -588,8 +685,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
     let local = n.local.clone().unwrap_or_default();
     let inserted = conn.execute(
         "INSERT OR IGNORE INTO notices (key, item, source, status, title, body, urgent, account, created_at, state,
-                                        cmux_id, subtitle, workspace_id, surface_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                        cmux_id, subtitle, workspace_id, surface_id, session_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
             n.key,
             n.item,
@@ -604,7 +701,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
             n.local.as_ref().map(|l| l.cmux_id.clone()),
             local.subtitle,
             local.workspace_id,
-            local.surface_id
+            local.surface_id,
+            n.session_id
         ],
     )?;
     Ok(inserted == 1)

@@ -71,4 +71,18 @@ pub const MIGRATIONS: &[&str] = &[
         attached_at INTEGER NOT NULL
     );
     "#,
+    // 3: the delivery policy: why each notice did or did not show a banner, whether it rang,
+    //    whether a summary covered it; the cloud session it is about (for focus); small durable
+    //    state (the pause, the last good delivery settings).
+    r#"
+    ALTER TABLE notices ADD COLUMN delivery TEXT;
+    ALTER TABLE notices ADD COLUMN sound INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE notices ADD COLUMN summarized INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE notices ADD COLUMN session_id TEXT;
+    CREATE INDEX notices_held ON notices (seq) WHERE delivery IN ('paused', 'quiet hours') AND summarized = 0;
+    CREATE TABLE kv (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    "#,
 ];

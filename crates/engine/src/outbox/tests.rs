@@ -11,6 +11,7 @@ fn notice(key: &str) -> Notice {
         body: "Run finished".into(),
         urgent: false,
         local: None,
+        session_id: None,
     }
 }
 
@@ -21,7 +22,7 @@ fn a_key_is_inserted_once_and_told_once() {
     assert!(out.record_notice(&notice("k"), 1).unwrap());
     assert!(!out.record_notice(&notice("k"), 2).unwrap(), "a second insert of a key is ignored");
     assert_eq!(out.untold().unwrap().len(), 1);
-    out.mark_told("k", Some(7), 3).unwrap();
+    out.mark_told("k", Some(7), "shown", false, 3).unwrap();
     assert!(out.untold().unwrap().is_empty());
     assert!(!out.record_notice(&notice("k"), 4).unwrap(), "a told key is never untold again");
     assert_eq!(out.live_banner("run:x").unwrap(), Some(7));

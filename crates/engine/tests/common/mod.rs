@@ -43,6 +43,12 @@ impl World {
         self.dir.path().join("state.sqlite3")
     }
 
+    /// Writes the config file; the engine applies it at its next decision.
+    pub fn configure(&self, toml: &str) {
+        std::fs::write(self.dir.path().join("config.toml"), toml).unwrap();
+        self.engine.reload_delivery_settings();
+    }
+
     pub async fn sign_in(&self, token: &str) {
         self.engine.sign_in_with_token(SecretString::from(token.to_string()), None).await.expect("signed in");
     }
@@ -87,6 +93,7 @@ impl World {
 pub async fn start_engine(sim: &RunningSim, db: &std::path::Path, desktop: Arc<Recording>, clock: Clock) -> Engine {
     let mut opts = EngineOptions::new(&sim.origin(), &sim.origin(), db.to_path_buf(), desktop);
     opts.clock = clock;
+    opts.config_file = Some(db.with_file_name("config.toml"));
     Engine::start(opts).await.expect("the engine starts")
 }
 

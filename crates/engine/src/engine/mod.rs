@@ -16,7 +16,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::clock::{Clock, DAY_MS};
 use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, TeamId};
-use crate::desktop::{Banner, Desktop};
+use crate::desktop::Desktop;
 use crate::follow::{Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
 use crate::notice::local::LocalPost;
 use crate::notice::{self, Notice, Source};
@@ -26,8 +26,9 @@ use crate::outbox::{AccountRow, FollowKind, FollowRow, Outbox, OutboxError, Stor
 pub const CARD_KEEP_MS: i64 = 7 * DAY_MS;
 /// How often old cards are swept (once an hour is plenty for a 7-day rule).
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
-/// When no notification server answers, untold notices are tried again this often.
-const DESKTOP_RETRY: Duration = Duration::from_secs(15);
+
+mod deliver;
+mod settings;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -54,6 +55,8 @@ pub struct EngineOptions {
     pub clock: Clock,
     pub pacing: Pacing,
     pub limits: Limits,
+    /// The config file whose `[delivery]` table is the delivery policy (re-read when it changes).
+    pub config_file: Option<PathBuf>,
 }
 
 impl EngineOptions {
@@ -66,6 +69,7 @@ impl EngineOptions {
             clock: Clock::System,
             pacing: Pacing::default(),
             limits: Limits::default(),
+            config_file: None,
         }
     }
 }
@@ -80,10 +84,12 @@ pub enum EngineEvent {
 }
 
 /// Everything `status` shows.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     pub account: Option<AccountRow>,
+    /// When banners are paused: an RFC 3339 time, or "until resumed".
+    pub paused: Option<String>,
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
     pub problems: Vec<String>,
@@ -92,8 +98,19 @@ pub struct Status {
 impl Status {
     /// Reads the status from a store (the running engine's, or one opened read-only).
     pub fn read(outbox: &Outbox, problems: Vec<String>) -> Result<Status, OutboxError> {
+        let paused = match outbox.get("delivery.pause")? {
+            None => None,
+            Some(v) if v == "resumed" => Some("until resumed".to_string()),
+            Some(v) => v
+                .parse::<i64>()
+                .ok()
+                .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
+                .filter(|t| *t > jiff::Timestamp::now())
+                .map(|t| t.to_string()),
+        };
         Ok(Status {
             account: outbox.account()?,
+            paused,
             follows: outbox.follows(200)?,
             notices: outbox.recent_notices(20)?,
             problems,
@@ -117,6 +134,12 @@ struct Inner {
     problems: Mutex<Vec<String>>,
     /// Terminal surfaces the person is looking at, as terminals report them (`surface.focus`).
     focused: Mutex<std::collections::HashSet<(String, Option<String>)>>,
+    /// Items the app's own window shows right now.
+    viewing: Mutex<std::collections::HashSet<String>>,
+    /// The delivery policy's settings, and where they come from.
+    delivery: settings::DeliveryCell,
+    /// The last sound per source (the cooldown).
+    last_sound: Mutex<std::collections::HashMap<Source, i64>>,
     deliver: Arc<Notify>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
@@ -153,12 +176,16 @@ impl Engine {
                 session: Mutex::new(None),
                 problems: Mutex::new(Vec::new()),
                 focused: Mutex::new(Default::default()),
+                viewing: Mutex::new(Default::default()),
+                delivery: settings::DeliveryCell::new(opts.config_file.clone()),
+                last_sound: Mutex::new(Default::default()),
                 deliver,
                 shutdown,
                 tracker,
                 events,
             }),
         };
+        engine.load_delivery_settings();
         engine.spawn_deliverer();
         engine.spawn_follower_events(follower_rx);
         engine.spawn_card_sweeper();
@@ -266,12 +293,13 @@ impl Engine {
         let notice = Notice {
             key: format!("account:{account}:sign-in-needed:{now}"),
             item: format!("account:{account}"),
-            source: Source::Account,
+            source: Source::App,
             status: "sign-in-needed".into(),
             title: "cmux-tray: sign in again".into(),
             body: "The cloud refused the access token; Runs and hand-offs are not being followed.".into(),
             urgent: false,
             local: None,
+            session_id: None,
         };
         if self.inner.outbox.record_notice(&notice, now).unwrap_or(false) {
             self.inner.deliver.notify_one();
@@ -377,15 +405,62 @@ impl Engine {
         Ok(())
     }
 
-    /// A terminal reports whether the person is looking at a surface.
-    pub fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) {
+    /// A terminal reports whether the person is looking at a surface. Looking at it marks what
+    /// came from it read, and takes those banners away.
+    pub async fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) -> Result<(), EngineError> {
         let key = (workspace_id.to_string(), surface_id.map(String::from));
-        let mut set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
-        if focused {
-            set.insert(key);
-        } else {
-            set.remove(&key);
+        {
+            let mut set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
+            if focused {
+                set.insert(key);
+            } else {
+                set.remove(&key);
+            }
         }
+        if focused {
+            let keys = self.inner.outbox.mark_read_for_surface(workspace_id, surface_id, self.inner.clock.now_ms())?;
+            self.withdraw_banners_of(&keys).await?;
+        }
+        Ok(())
+    }
+
+    /// The app's own window shows an item (or stops showing it): the same as a focused surface.
+    pub fn set_viewing(&self, item: &str, viewing: bool) {
+        let mut set = self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner());
+        if viewing {
+            set.insert(item.to_string());
+        } else {
+            set.remove(item);
+        }
+    }
+
+    /// Whether the person is looking at what this notice is about.
+    fn is_looking_at(&self, n: &StoredNotice) -> bool {
+        if self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner()).contains(&n.item) {
+            return true;
+        }
+        if let Some(ws) = &n.workspace_id {
+            return self.is_focused(ws, n.surface_id.as_deref());
+        }
+        match n.session_id.as_deref().map(|s| self.inner.outbox.session_surface(s)) {
+            Some(Ok(Some((ws, sf)))) => self.is_focused(&ws, sf.as_deref()),
+            _ => false,
+        }
+    }
+
+    /// Takes away the banners of these notices where they are still their item's live banner.
+    async fn withdraw_banners_of(&self, keys: &[String]) -> Result<(), EngineError> {
+        for key in keys {
+            let Some(n) = self.inner.outbox.notice(key)? else { continue };
+            if let Some(banner) = n.banner_id
+                && self.inner.outbox.live_banner(&n.item)? == Some(banner)
+                && let Err(e) = self.inner.desktop.withdraw(banner).await
+            {
+                tracing::info!("withdrawing banner {banner}: {e}");
+            }
+        }
+        self.changed();
+        Ok(())
     }
 
     /// Whether a terminal said the person is looking at this surface.
@@ -396,7 +471,8 @@ impl Engine {
     }
 
     pub fn status(&self) -> Result<Status, EngineError> {
-        let problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        problems.extend(self.inner.delivery.problem());
         Ok(Status::read(&self.inner.outbox, problems)?)
     }
 
@@ -488,51 +564,6 @@ impl Engine {
             outbox.record_handoff(h.id.as_str(), h.version, verdict.notice.as_ref(), true, false, &session.account, now)?;
         }
         self.inner.follower.follow_handoff(session, &h.id, h.version, false)
-    }
-
-    /// Tells every untold notice, oldest first: post (replacing the item's live banner), then
-    /// mark told. A crash between the two tells it again at the next launch, replacing.
-    fn spawn_deliverer(&self) {
-        let this = self.clone();
-        self.inner.tracker.spawn(async move {
-            loop {
-                let retry = match this.deliver_untold().await {
-                    Ok(()) => None,
-                    Err(e) => {
-                        tracing::warn!("{e}; will try again");
-                        Some(DESKTOP_RETRY)
-                    }
-                };
-                tokio::select! {
-                    _ = this.inner.shutdown.cancelled() => return,
-                    _ = this.inner.deliver.notified() => {}
-                    _ = tokio::time::sleep(retry.unwrap_or(Duration::MAX / 4)), if retry.is_some() => {}
-                }
-            }
-        });
-        // Whatever a crash left untold goes out now.
-        self.inner.deliver.notify_one();
-    }
-
-    async fn deliver_untold(&self) -> Result<(), String> {
-        let outbox = &self.inner.outbox;
-        let untold = outbox.untold().map_err(|e| e.to_string())?;
-        for n in untold {
-            let replaces = outbox.live_banner(&n.item).map_err(|e| e.to_string())?;
-            let banner = Banner {
-                item: n.item.clone(),
-                notice_key: n.key.clone(),
-                title: n.title.clone(),
-                body: n.body.clone(),
-                urgent: n.urgent,
-                replaces,
-            };
-            let id = self.inner.desktop.post(&banner).await.map_err(|e| e.to_string())?;
-            outbox.mark_told(&n.key, Some(id), self.inner.clock.now_ms()).map_err(|e| e.to_string())?;
-            tracing::info!(key = %n.key, banner = id, "told");
-            self.changed();
-        }
-        Ok(())
     }
 
     fn spawn_follower_events(&self, mut rx: mpsc::UnboundedReceiver<FollowerEvent>) {

@@ -1,0 +1,196 @@
+//! The deliverer: every untold notice, oldest first, through the delivery policy to the desktop.
+//!
+//! A burst is let settle for a moment (until no new notice for `SETTLE_QUIET`, at most
+//! `SETTLE_MAX` after the first) so that ten Runs ending within a second become one banner.
+//! Then each notice is decided: held (paused, quiet hours), recorded only (off, focused), shown,
+//! or coalesced with its source's burst. A notice that shows is posted (replacing its item's
+//! live banner) and then marked told: a crash in between tells it again, replacing. When the hold
+//! ends, one summary banner says what came in meanwhile.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::Engine;
+use crate::desktop::Banner;
+use crate::notice::{Notice, Source};
+use crate::outbox::StoredNotice;
+use crate::policy::{self, Candidate, Moment, Reason};
+
+/// A burst is over when no new notice came for this long …
+const SETTLE_QUIET_MS: i64 = 500;
+/// … or this long after its first notice, whichever is sooner.
+const SETTLE_MAX_MS: i64 = 2000;
+/// When no notification server answers, untold notices are tried again this often.
+const DESKTOP_RETRY: Duration = Duration::from_secs(15);
+/// While notices are held, the config file is looked at this often, so an edit that ends the
+/// hold (quiet hours switched off by hand) is seen without a restart.
+const HOLD_RECHECK: Duration = Duration::from_secs(30);
+
+fn ts(ms: i64) -> Timestamp {
+    Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+impl Engine {
+    pub(super) fn spawn_deliverer(&self) {
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                let wake = match this.deliver_once().await {
+                    Ok(wake) => wake,
+                    Err(e) => {
+                        tracing::warn!("{e}; will try again");
+                        Some(DESKTOP_RETRY)
+                    }
+                };
+                tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    _ = this.inner.deliver.notified() => {}
+                    _ = tokio::time::sleep(wake.unwrap_or(Duration::ZERO)), if wake.is_some() => {}
+                }
+            }
+        });
+        // Whatever a crash left untold goes out now.
+        self.inner.deliver.notify_one();
+    }
+
+    /// One pass. Returns when to look again without being woken (a burst settling, a hold ending).
+    async fn deliver_once(&self) -> Result<Option<Duration>, String> {
+        let outbox = &self.inner.outbox;
+        let untold = outbox.untold().map_err(|e| e.to_string())?;
+        let now_ms = self.inner.clock.now_ms();
+        let fresh: Vec<&StoredNotice> = untold.iter().filter(|n| n.source != Source::App.as_str()).collect();
+        if let (Some(first), Some(last)) = (fresh.iter().map(|n| n.created_at).min(), fresh.iter().map(|n| n.created_at).max()) {
+            let ready = (last + SETTLE_QUIET_MS).min(first + SETTLE_MAX_MS);
+            if ready > now_ms {
+                return Ok(Some(Duration::from_millis((ready - now_ms) as u64)));
+            }
+        }
+        let settings = self.delivery_settings();
+        let tz = self.time_zone(&settings);
+        let moment = Moment { now: ts(now_ms), tz: &tz, pause: self.paused() };
+        tracing::debug!(untold = untold.len(), quiet = settings.quiet.enabled, paused = moment.paused(), "deciding");
+
+        // Steps 1–4, and the app's own banners straight through.
+        let mut eligible: BTreeMap<&'static str, (Source, Vec<StoredNotice>)> = BTreeMap::new();
+        for n in untold {
+            let source = Source::parse(&n.source).unwrap_or(Source::App);
+            if source == Source::App {
+                self.show(&n, false).await?;
+                continue;
+            }
+            let candidate = Candidate { source, urgent: n.urgent, focused: self.is_looking_at(&n) };
+            match policy::gate(&settings, &candidate, &moment) {
+                Some(reason) => {
+                    outbox.mark_told(&n.key, None, reason.as_str(), false, now_ms).map_err(|e| e.to_string())?;
+                    tracing::info!(key = %n.key, reason = reason.as_str(), "recorded without a banner");
+                    self.changed();
+                }
+                None => eligible.entry(source.as_str()).or_insert_with(|| (source, Vec::new())).1.push(n),
+            }
+        }
+
+        // Steps 5–6 per source: a burst becomes one banner; at most one sound per cooldown.
+        for (_, (source, batch)) in eligible {
+            let since = now_ms - settings.coalesce_window.as_millis() as i64;
+            let recent = outbox.shown_since(source.as_str(), since).map_err(|e| e.to_string())?;
+            let sound = self.take_sound(&settings, source, now_ms);
+            if policy::coalesces(&settings, batch.len(), recent) {
+                let titles: Vec<String> = batch.iter().map(|n| n.title.clone()).collect();
+                let keys: Vec<String> = batch.iter().map(|n| n.key.clone()).collect();
+                let banner = app_notice(
+                    &format!("coalesced:{}:{now_ms}", source.as_str()),
+                    &format!("coalesced:{}", source.as_str()),
+                    policy::coalesced_title(source, batch.len() + recent),
+                    policy::list_body(&titles),
+                );
+                outbox.coalesce(&keys, &banner, now_ms).map_err(|e| e.to_string())?;
+                if let Some(stored) = outbox.notice(&banner.key).map_err(|e| e.to_string())? {
+                    self.show(&stored, sound).await?;
+                }
+            } else {
+                for (i, n) in batch.iter().enumerate() {
+                    self.show(n, sound && i == 0).await?;
+                }
+            }
+        }
+
+        // The summary, once the hold is over; or the moment to look again.
+        match policy::held_until(&settings, &moment) {
+            Some(until) => Ok(Some(
+                until.map(|t| Duration::from_millis((t.as_millisecond() - now_ms).max(0) as u64 + 1)).unwrap_or(HOLD_RECHECK).min(HOLD_RECHECK),
+            )),
+            None => {
+                let held = outbox.held_unsummarized().map_err(|e| e.to_string())?;
+                if !held.is_empty() {
+                    let reason = if held.iter().all(|n| n.delivery.as_deref() == Some(Reason::Paused.as_str())) {
+                        Reason::Paused
+                    } else {
+                        Reason::QuietHours
+                    };
+                    let titles: Vec<String> = held.iter().map(|n| n.title.clone()).collect();
+                    let keys: Vec<String> = held.iter().map(|n| n.key.clone()).collect();
+                    let summary = app_notice(
+                        &format!("summary:{now_ms}"),
+                        "summary",
+                        policy::summary_title(held.len(), reason),
+                        policy::list_body(&titles),
+                    );
+                    outbox.summarize(&keys, &summary, now_ms).map_err(|e| e.to_string())?;
+                    if let Some(stored) = outbox.notice(&summary.key).map_err(|e| e.to_string())? {
+                        self.show(&stored, false).await?;
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether this source may ring now; if so the cooldown starts.
+    fn take_sound(&self, settings: &policy::DeliverySettings, source: Source, now_ms: i64) -> bool {
+        let mut last = self.inner.last_sound.lock().unwrap_or_else(|p| p.into_inner());
+        let ring = policy::sounds(settings, source, last.get(&source).map(|ms| ts(*ms)), ts(now_ms));
+        if ring {
+            last.insert(source, now_ms);
+        }
+        ring
+    }
+
+    /// Posts a notice's banner (replacing its item's live one), then marks it told.
+    async fn show(&self, n: &StoredNotice, sound: bool) -> Result<(), String> {
+        let outbox = &self.inner.outbox;
+        let attention = self.inner.delivery.current().attention;
+        let banner = Banner {
+            item: n.item.clone(),
+            notice_key: n.key.clone(),
+            title: n.title.clone(),
+            body: n.body.clone(),
+            urgent: n.urgent && attention,
+            sound,
+            replaces: outbox.live_banner(&n.item).map_err(|e| e.to_string())?,
+        };
+        let id = self.inner.desktop.post(&banner).await.map_err(|e| e.to_string())?;
+        outbox
+            .mark_told(&n.key, Some(id), Reason::Shown.as_str(), sound, self.inner.clock.now_ms())
+            .map_err(|e| e.to_string())?;
+        tracing::info!(key = %n.key, banner = id, sound, "told");
+        self.changed();
+        Ok(())
+    }
+}
+
+/// A banner of the app's own (a burst, a summary); its click opens the history.
+fn app_notice(key: &str, item: &str, title: String, body: String) -> Notice {
+    Notice {
+        key: format!("app:{key}"),
+        item: format!("app:{item}"),
+        source: Source::App,
+        status: "summary".into(),
+        title,
+        body,
+        urgent: false,
+        local: None,
+        session_id: None,
+    }
+}

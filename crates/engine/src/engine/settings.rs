@@ -1,0 +1,170 @@
+//! The engine's delivery settings and pause: read from the config file's `[delivery]` table when
+//! the file changes, kept at their last good value when it is bad, and the pause saved in the
+//! outbox so it survives a relaunch.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+
+use super::{Engine, EngineError};
+use crate::policy::settings as delivery;
+use crate::policy::{DeliverySettings, Pause};
+
+const LAST_GOOD: &str = "delivery.last_good";
+const PAUSE: &str = "delivery.pause";
+
+pub(super) struct DeliveryCell {
+    file: Option<PathBuf>,
+    state: Mutex<CellState>,
+}
+
+#[derive(Default)]
+struct CellState {
+    settings: DeliverySettings,
+    /// The file's modification time when last read (`None`: absent or never read).
+    seen: Option<Option<SystemTime>>,
+    problem: Option<String>,
+    warnings: Vec<String>,
+}
+
+impl DeliveryCell {
+    pub(super) fn new(file: Option<PathBuf>) -> Self {
+        DeliveryCell { file, state: Mutex::new(CellState::default()) }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, CellState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn current(&self) -> DeliverySettings {
+        self.state().settings.clone()
+    }
+
+    pub(super) fn problem(&self) -> Option<String> {
+        self.state().problem.clone()
+    }
+}
+
+/// The `[delivery]` table of a config file's text.
+fn delivery_table(text: &str) -> Result<Option<toml::Table>, String> {
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {e}"))?;
+    match doc.get("delivery") {
+        None => Ok(None),
+        Some(toml::Value::Table(t)) => Ok(Some(t.clone())),
+        Some(other) => Err(format!("delivery = {other}: expected a table [delivery]")),
+    }
+}
+
+impl Engine {
+    /// Reads the delivery settings at start: the file's when good, else the last good ones saved
+    /// in the outbox (never an empty start over the person's choices), else the defaults.
+    pub(super) fn load_delivery_settings(&self) {
+        let cell = &self.inner.delivery;
+        if let Ok(Some(text)) = self.inner.outbox.get(LAST_GOOD)
+            && let Ok(table) = delivery_table(&text)
+            && let Ok((settings, _)) = delivery::parse(table.as_ref())
+        {
+            cell.state().settings = settings;
+        }
+        self.reload_delivery_settings();
+    }
+
+    /// Re-reads `[delivery]` if the file changed since the last read. A bad file keeps the last
+    /// good settings and says what is wrong (naming the key); the file is never rewritten.
+    pub fn reload_delivery_settings(&self) {
+        let cell = &self.inner.delivery;
+        let Some(file) = &cell.file else { return };
+        let mtime = std::fs::metadata(file).and_then(|m| m.modified()).ok();
+        if cell.state().seen == Some(mtime) {
+            return;
+        }
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                let mut st = cell.state();
+                st.seen = Some(mtime);
+                st.problem = Some(format!("{}: {e}; keeping the last good delivery settings", file.display()));
+                return;
+            }
+        };
+        let parsed = delivery_table(&text).and_then(|t| delivery::parse(t.as_ref()).map(|r| (t, r)).map_err(|e| e.to_string()));
+        let mut st = cell.state();
+        st.seen = Some(mtime);
+        match parsed {
+            Ok((table, (settings, warnings))) => {
+                for w in &warnings {
+                    tracing::warn!("{}: {w}", file.display());
+                }
+                let changed = st.settings != settings;
+                if changed {
+                    tracing::info!("delivery settings applied from {}", file.display());
+                    // A hold may have ended with them (quiet hours switched off …): look again.
+                    self.inner.deliver.notify_one();
+                }
+                st.settings = settings;
+                st.warnings = warnings;
+                st.problem = None;
+                let saved = table.map(|t| toml::to_string(&toml::Table::from_iter([("delivery".to_string(), toml::Value::Table(t))])));
+                drop(st);
+                if let Some(Ok(text)) = saved {
+                    let _ = self.inner.outbox.set(LAST_GOOD, Some(&text));
+                } else {
+                    let _ = self.inner.outbox.set(LAST_GOOD, None);
+                }
+            }
+            Err(e) => {
+                let problem = format!("{}: {e}; keeping the last good delivery settings", file.display());
+                tracing::error!("{problem}");
+                st.problem = Some(problem);
+            }
+        }
+    }
+
+    /// The delivery settings in force.
+    pub fn delivery_settings(&self) -> DeliverySettings {
+        self.reload_delivery_settings();
+        self.inner.delivery.current()
+    }
+
+    /// The zone quiet hours are read in: the configured one, else the system's (read each time,
+    /// so a change of the system's zone applies at once).
+    pub(super) fn time_zone(&self, settings: &DeliverySettings) -> TimeZone {
+        settings
+            .quiet
+            .time_zone
+            .as_deref()
+            .and_then(|name| TimeZone::get(name).ok())
+            .unwrap_or_else(|| TimeZone::try_system().unwrap_or(TimeZone::UTC))
+    }
+
+    /// Pauses banners until a moment, or until resumed (`None`). Saved: survives a relaunch.
+    pub fn pause(&self, until: Option<Timestamp>) -> Result<(), EngineError> {
+        let value = until.map(|t| t.as_millisecond().to_string()).unwrap_or_else(|| "resumed".into());
+        self.inner.outbox.set(PAUSE, Some(&value))?;
+        self.inner.deliver.notify_one();
+        self.changed();
+        Ok(())
+    }
+
+    /// Ends a pause; what was held is summed up in one banner.
+    pub fn resume(&self) -> Result<(), EngineError> {
+        self.inner.outbox.set(PAUSE, None)?;
+        self.inner.deliver.notify_one();
+        self.changed();
+        Ok(())
+    }
+
+    /// The pause in force, if any.
+    pub fn paused(&self) -> Option<Pause> {
+        let value = self.inner.outbox.get(PAUSE).ok().flatten()?;
+        if value == "resumed" {
+            return Some(Pause::UntilResumed);
+        }
+        let until = Timestamp::from_millisecond(value.parse().ok()?).ok()?;
+        (until.as_millisecond() > self.inner.clock.now_ms()).then_some(Pause::Until(until))
+    }
+}

@@ -1,0 +1,427 @@
+//! The `[delivery]` settings: a versioned schema in the TOML config file.
+//!
+//! Unknown keys warn and are ignored; a bad value names the key, the value and what is allowed,
+//! and the caller keeps its last good settings. Every key has a dotted name for
+//! `cmux-tray config get|set` and the settings window.
+
+use std::time::Duration;
+
+use super::schedule::{Schedule, Window};
+use crate::notice::Source;
+
+/// The schema version this build writes and reads.
+pub const SCHEMA: i64 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceSettings {
+    pub banner: bool,
+    pub sound: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuietHours {
+    pub enabled: bool,
+    pub schedule: Schedule,
+    /// A `needs-you` still shows during quiet hours.
+    pub needs_you_breaks_through: bool,
+    /// An IANA zone; `None` follows the system's (and its changes).
+    pub time_zone: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliverySettings {
+    /// Master switches.
+    pub banners: bool,
+    pub sounds: bool,
+    pub runs: SourceSettings,
+    pub handoffs: SourceSettings,
+    pub local: SourceSettings,
+    /// At most one sound per source per this long.
+    pub sound_cooldown: Duration,
+    /// More than `coalesce_count` notices of one source within `coalesce_window` become one banner.
+    pub coalesce_count: usize,
+    pub coalesce_window: Duration,
+    /// An urgency hint for `needs-you`.
+    pub attention: bool,
+    pub quiet: QuietHours,
+}
+
+impl Default for DeliverySettings {
+    fn default() -> Self {
+        let on = SourceSettings { banner: true, sound: true };
+        DeliverySettings {
+            banners: true,
+            sounds: true,
+            runs: on,
+            handoffs: on,
+            local: on,
+            sound_cooldown: Duration::from_secs(10),
+            coalesce_count: 4,
+            coalesce_window: Duration::from_secs(10),
+            attention: true,
+            quiet: QuietHours { enabled: false, schedule: Schedule::default(), needs_you_breaks_through: false, time_zone: None },
+        }
+    }
+}
+
+impl DeliverySettings {
+    pub fn source(&self, source: Source) -> SourceSettings {
+        match source {
+            Source::Run => self.runs,
+            Source::Handoff => self.handoffs,
+            Source::Local => self.local,
+            Source::App => SourceSettings { banner: true, sound: false },
+        }
+    }
+}
+
+/// What was wrong with one setting.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{key} = {value}: {allowed}")]
+pub struct SettingError {
+    pub key: String,
+    pub value: String,
+    pub allowed: String,
+}
+
+/// The kinds of value a key takes (for `config set` and the settings window).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Bool,
+    Seconds,
+    Count,
+    Windows,
+    TimeZone,
+}
+
+/// Every key of `[delivery]`, dotted, with its kind.
+pub const KEYS: &[(&str, Kind)] = &[
+    ("delivery.banners", Kind::Bool),
+    ("delivery.sounds", Kind::Bool),
+    ("delivery.sound_cooldown", Kind::Seconds),
+    ("delivery.coalesce_count", Kind::Count),
+    ("delivery.coalesce_window", Kind::Seconds),
+    ("delivery.attention", Kind::Bool),
+    ("delivery.runs.banner", Kind::Bool),
+    ("delivery.runs.sound", Kind::Bool),
+    ("delivery.handoffs.banner", Kind::Bool),
+    ("delivery.handoffs.sound", Kind::Bool),
+    ("delivery.local.banner", Kind::Bool),
+    ("delivery.local.sound", Kind::Bool),
+    ("delivery.quiet_hours.enabled", Kind::Bool),
+    ("delivery.quiet_hours.windows", Kind::Windows),
+    ("delivery.quiet_hours.needs_you_breaks_through", Kind::Bool),
+    ("delivery.quiet_hours.time_zone", Kind::TimeZone),
+];
+
+pub fn kind_of(key: &str) -> Option<Kind> {
+    KEYS.iter().find(|(k, _)| *k == key).map(|(_, kind)| *kind)
+}
+
+fn err(key: &str, value: &toml::Value, allowed: &str) -> SettingError {
+    SettingError { key: key.into(), value: value.to_string(), allowed: allowed.into() }
+}
+
+fn boolean(key: &str, v: &toml::Value) -> Result<bool, SettingError> {
+    v.as_bool().ok_or_else(|| err(key, v, "expected true or false"))
+}
+
+fn seconds(key: &str, v: &toml::Value) -> Result<Duration, SettingError> {
+    let secs = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| err(key, v, "expected seconds (a number)"))?;
+    if !(0.0..=86_400.0).contains(&secs) {
+        return Err(err(key, v, "expected 0 to 86400 seconds"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn count(key: &str, v: &toml::Value) -> Result<usize, SettingError> {
+    match v.as_integer() {
+        Some(n) if (1..=1000).contains(&n) => Ok(n as usize),
+        _ => Err(err(key, v, "expected a whole number from 1 to 1000")),
+    }
+}
+
+/// Quiet-hours windows: an array of `"DAYS HH:MM-HH:MM"` strings.
+pub fn windows(key: &str, v: &toml::Value) -> Result<Schedule, SettingError> {
+    let list = v.as_array().ok_or_else(|| err(key, v, "expected a list like [\"mon-fri 22:00-07:00\"]"))?;
+    let mut schedule = Schedule::default();
+    for item in list {
+        let text = item.as_str().ok_or_else(|| err(key, item, "each window is a string like \"mon-fri 22:00-07:00\""))?;
+        schedule.windows.push(Window::parse(text).map_err(|e| err(key, v, &e))?);
+    }
+    Ok(schedule)
+}
+
+fn time_zone(key: &str, v: &toml::Value) -> Result<Option<String>, SettingError> {
+    let name = v.as_str().ok_or_else(|| err(key, v, "expected a time zone name like \"Europe/Berlin\""))?;
+    if name.is_empty() || name.eq_ignore_ascii_case("system") {
+        return Ok(None);
+    }
+    jiff::tz::TimeZone::get(name).map_err(|e| err(key, v, &format!("unknown time zone ({e})")))?;
+    Ok(Some(name.into()))
+}
+
+/// Reads `[delivery]`. Returns the settings and the warnings (unknown keys, a newer schema).
+pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<String>), SettingError> {
+    let mut s = DeliverySettings::default();
+    let mut warnings = Vec::new();
+    let Some(table) = table else { return Ok((s, warnings)) };
+    for (key, v) in table {
+        let k = format!("delivery.{key}");
+        match key.as_str() {
+            "schema" => match v.as_integer() {
+                Some(n) if n > SCHEMA => warnings.push(format!(
+                    "delivery.schema = {n}: written by a newer cmux-tray (this one reads {SCHEMA}); keys it does not know are ignored"
+                )),
+                Some(n) if n >= 1 => {}
+                _ => return Err(err(&k, v, &format!("expected a schema version (1 to {SCHEMA})"))),
+            },
+            "banners" => s.banners = boolean(&k, v)?,
+            "sounds" => s.sounds = boolean(&k, v)?,
+            "sound_cooldown" => s.sound_cooldown = seconds(&k, v)?,
+            "coalesce_count" => s.coalesce_count = count(&k, v)?,
+            "coalesce_window" => s.coalesce_window = seconds(&k, v)?,
+            "attention" => s.attention = boolean(&k, v)?,
+            "runs" | "handoffs" | "local" => {
+                let t = v.as_table().ok_or_else(|| err(&k, v, "expected a table with banner and sound"))?;
+                let mut src = SourceSettings { banner: true, sound: true };
+                for (sub, sv) in t {
+                    let sk = format!("{k}.{sub}");
+                    match sub.as_str() {
+                        "banner" => src.banner = boolean(&sk, sv)?,
+                        "sound" => src.sound = boolean(&sk, sv)?,
+                        _ => warnings.push(format!("unknown key {sk} (ignored)")),
+                    }
+                }
+                match key.as_str() {
+                    "runs" => s.runs = src,
+                    "handoffs" => s.handoffs = src,
+                    _ => s.local = src,
+                }
+            }
+            "quiet_hours" => {
+                let t = v.as_table().ok_or_else(|| err(&k, v, "expected a table [delivery.quiet_hours]"))?;
+                s.quiet.enabled = true; // a table that says nothing else still means "on"
+                for (sub, sv) in t {
+                    let sk = format!("{k}.{sub}");
+                    match sub.as_str() {
+                        "enabled" => s.quiet.enabled = boolean(&sk, sv)?,
+                        "windows" => s.quiet.schedule = windows(&sk, sv)?,
+                        "needs_you_breaks_through" => s.quiet.needs_you_breaks_through = boolean(&sk, sv)?,
+                        "time_zone" => s.quiet.time_zone = time_zone(&sk, sv)?,
+                        _ => warnings.push(format!("unknown key {sk} (ignored)")),
+                    }
+                }
+            }
+            _ => warnings.push(format!("unknown key {k} (ignored)")),
+        }
+    }
+    Ok((s, warnings))
+}
+
+/// The value of a dotted key in these settings, as `config get` prints it.
+pub fn get(s: &DeliverySettings, key: &str) -> Option<String> {
+    let secs = |d: Duration| format!("{}", d.as_secs_f64());
+    Some(match key {
+        "delivery.banners" => s.banners.to_string(),
+        "delivery.sounds" => s.sounds.to_string(),
+        "delivery.sound_cooldown" => secs(s.sound_cooldown),
+        "delivery.coalesce_count" => s.coalesce_count.to_string(),
+        "delivery.coalesce_window" => secs(s.coalesce_window),
+        "delivery.attention" => s.attention.to_string(),
+        "delivery.runs.banner" => s.runs.banner.to_string(),
+        "delivery.runs.sound" => s.runs.sound.to_string(),
+        "delivery.handoffs.banner" => s.handoffs.banner.to_string(),
+        "delivery.handoffs.sound" => s.handoffs.sound.to_string(),
+        "delivery.local.banner" => s.local.banner.to_string(),
+        "delivery.local.sound" => s.local.sound.to_string(),
+        "delivery.quiet_hours.enabled" => s.quiet.enabled.to_string(),
+        "delivery.quiet_hours.windows" => s.quiet.schedule.windows.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("; "),
+        "delivery.quiet_hours.needs_you_breaks_through" => s.quiet.needs_you_breaks_through.to_string(),
+        "delivery.quiet_hours.time_zone" => s.quiet.time_zone.clone().unwrap_or_else(|| "system".into()),
+        _ => return None,
+    })
+}
+
+/// Parses a value given on the command line for `key` into the TOML value the file will hold.
+pub fn value_for(key: &str, text: &str) -> Result<toml::Value, SettingError> {
+    let kind = kind_of(key).ok_or_else(|| SettingError {
+        key: key.into(),
+        value: format!("{text:?}"),
+        allowed: format!("unknown key; known keys: {}", KEYS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")),
+    })?;
+    let v = match kind {
+        Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" | "1" => toml::Value::Boolean(true),
+            "false" | "off" | "no" | "0" => toml::Value::Boolean(false),
+            _ => toml::Value::String(text.into()),
+        },
+        Kind::Seconds | Kind::Count => match text.trim().parse::<i64>() {
+            Ok(n) => toml::Value::Integer(n),
+            Err(_) => text.trim().parse::<f64>().map(toml::Value::Float).unwrap_or(toml::Value::String(text.into())),
+        },
+        Kind::Windows => toml::Value::Array(
+            text.split(';').map(str::trim).filter(|w| !w.is_empty()).map(|w| toml::Value::String(w.into())).collect(),
+        ),
+        Kind::TimeZone => toml::Value::String(text.trim().into()),
+    };
+    // Check it the way the file will be read.
+    let check = match kind {
+        Kind::Bool => boolean(key, &v).map(drop),
+        Kind::Seconds => seconds(key, &v).map(drop),
+        Kind::Count => count(key, &v).map(drop),
+        Kind::Windows => windows(key, &v).map(drop),
+        Kind::TimeZone => time_zone(key, &v).map(drop),
+    };
+    check.map(|()| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<(DeliverySettings, Vec<String>), SettingError> {
+        let t: toml::Table = text.parse().unwrap();
+        parse(t.get("delivery").and_then(|d| d.as_table()))
+    }
+
+    #[test]
+    fn defaults_and_a_full_table() {
+        assert_eq!(read("").unwrap().0, DeliverySettings::default());
+        let (s, warnings) = read(
+            "[delivery]\nschema = 1\nbanners = true\nsound_cooldown = 5\ncoalesce_count = 3\n[delivery.runs]\nsound = false\n\
+             [delivery.quiet_hours]\nwindows = [\"mon-fri 22:00-07:00\", \"sat,sun 23:00-09:00\"]\nneeds_you_breaks_through = true\ntime_zone = \"Europe/Berlin\"\n",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(s.sound_cooldown, Duration::from_secs(5));
+        assert_eq!(s.runs, SourceSettings { banner: true, sound: false });
+        assert!(s.quiet.enabled && s.quiet.needs_you_breaks_through);
+        assert_eq!(s.quiet.schedule.windows.len(), 2);
+    }
+
+    #[test]
+    fn bad_values_name_the_key_the_value_and_what_is_allowed() {
+        let cases = [
+            ("[delivery]\nbanners = \"yes\"\n", "delivery.banners", "true or false"),
+            ("[delivery]\ncoalesce_count = 0\n", "delivery.coalesce_count", "1 to 1000"),
+            ("[delivery.quiet_hours]\nwindows = [\"mon-fri 25:00-07:00\"]\n", "delivery.quiet_hours.windows", "not a time of day"),
+            ("[delivery.quiet_hours]\ntime_zone = \"Mars/Olympus\"\n", "delivery.quiet_hours.time_zone", "unknown time zone"),
+            ("[delivery.runs]\nbanner = 1\n", "delivery.runs.banner", "true or false"),
+        ];
+        for (text, key, allowed) in cases {
+            let e = read(text).unwrap_err();
+            assert_eq!(e.key, key, "{text}");
+            assert!(e.allowed.contains(allowed), "{e}");
+        }
+        let e = read("[delivery.quiet_hours]\nwindows = [\"mon-fri 25:00-07:00\"]\n").unwrap_err();
+        assert!(e.to_string().contains("25:00"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_and_a_newer_schema_warn() {
+        let (s, w) = read("[delivery]\nschema = 9\nconfetti = true\n[delivery.runs]\nvolume = 3\n").unwrap();
+        assert_eq!(s, DeliverySettings::default());
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w.iter().any(|w| w.contains("delivery.confetti")));
+        assert!(w.iter().any(|w| w.contains("delivery.runs.volume")));
+    }
+
+    #[test]
+    fn command_line_values_are_checked_like_the_file() {
+        assert_eq!(value_for("delivery.banners", "off").unwrap(), toml::Value::Boolean(false));
+        assert_eq!(value_for("delivery.sound_cooldown", "2.5").unwrap(), toml::Value::Float(2.5));
+        let w = value_for("delivery.quiet_hours.windows", "mon-fri 22:00-07:00; sat,sun 23:00-09:00").unwrap();
+        assert_eq!(w.as_array().unwrap().len(), 2);
+        assert!(value_for("delivery.quiet_hours.windows", "daily 25:00-07:00").is_err());
+        assert!(value_for("delivery.volume", "11").unwrap_err().allowed.contains("unknown key"));
+        assert!(value_for("delivery.banners", "perhaps").is_err());
+    }
+}
+
+/// Changes one key in the config file, keeping the rest of the file as the person wrote it
+/// (comments, order, spacing). The value is checked first; a file that is not valid TOML is
+/// refused and left as it is. The write is atomic (a temporary file renamed over the old one).
+pub fn set_in_file(path: &std::path::Path, key: &str, text: &str) -> Result<(), String> {
+    let value = value_for(key, text).map_err(|e| e.to_string())?;
+    let old = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut =
+        old.parse().map_err(|e| format!("{}: not valid TOML, not changed: {e}", path.display()))?;
+    let parts: Vec<&str> = key.split('.').collect();
+    let (last, tables) = parts.split_last().expect("keys have a dot");
+    let mut table = doc.as_table_mut();
+    for name in tables {
+        let item = table.entry(name).or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        });
+        table = item.as_table_mut().ok_or_else(|| format!("{}: {name} is not a table, not changed", path.display()))?;
+    }
+    table[last] = toml_edit::value(to_edit(&value));
+    if doc.get("delivery").and_then(|d| d.get("schema")).is_none()
+        && let Some(d) = doc.get_mut("delivery").and_then(|d| d.as_table_mut())
+    {
+        d.insert("schema", toml_edit::value(SCHEMA));
+        d.sort_values_by(|a, _, b, _| (a.get() != "schema").cmp(&(b.get() != "schema")));
+    }
+    let new = doc.to_string();
+    // Never write a file the engine would refuse: the rest of [delivery] must read too.
+    let whole: toml::Table = new.parse().map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Err(e) = parse(whole.get("delivery").and_then(|d| d.as_table())) {
+        return Err(format!("{}: {e} (fix that first; the file was not changed)", path.display()));
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, new).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn to_edit(v: &toml::Value) -> toml_edit::Value {
+    match v {
+        toml::Value::Boolean(b) => (*b).into(),
+        toml::Value::Integer(i) => (*i).into(),
+        toml::Value::Float(f) => (*f).into(),
+        toml::Value::Array(items) => items.iter().map(to_edit).collect::<toml_edit::Array>().into(),
+        other => other.as_str().unwrap_or_default().into(),
+    }
+}
+
+#[cfg(test)]
+mod file_tests {
+    use super::*;
+
+    #[test]
+    fn set_keeps_the_rest_of_the_file_and_refuses_bad_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let original = "# my settings\n[cloud]\napi_url = \"https://cloud-api.cmux.dev\" # prod\n";
+        std::fs::write(&path, original).unwrap();
+        set_in_file(&path, "delivery.quiet_hours.windows", "mon-fri 22:00-07:00; sat,sun 23:00-09:00").unwrap();
+        set_in_file(&path, "delivery.runs.sound", "off").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(original), "{text}");
+        let t: toml::Table = text.parse().unwrap();
+        let (s, warnings) = parse(t.get("delivery").and_then(|d| d.as_table())).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(s.quiet.schedule.windows.len(), 2);
+        assert!(!s.runs.sound);
+        assert_eq!(t["delivery"]["schema"].as_integer(), Some(SCHEMA));
+        let before = std::fs::read_to_string(&path).unwrap();
+        let e = set_in_file(&path, "delivery.quiet_hours.windows", "daily 25:00-07:00").unwrap_err();
+        assert!(e.contains("delivery.quiet_hours.windows") && e.contains("25:00"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "not changed");
+        std::fs::write(&path, "[cloud\n").unwrap();
+        assert!(set_in_file(&path, "delivery.banners", "on").unwrap_err().contains("not valid TOML"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[cloud\n");
+    }
+}

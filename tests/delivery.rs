@@ -1,0 +1,143 @@
+//! The delivery policy through the real daemon and a real notification server: quiet hours and
+//! their one summary, a burst made one banner with at most one sound, a pause that survives a
+//! restart, and a bad config file that changes nothing.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cmux_cloud_sim::RunChange;
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, wait_until};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// "daily HH:MM-HH:MM" (UTC) from ten minutes ago to twenty minutes from now.
+fn window_around_now() -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() / 60 % (24 * 60);
+    let hm = |m: u64| format!("{:02}:{:02}", m / 60 % 24, m % 60);
+    format!("daily {}-{}", hm(now + 24 * 60 - 10), hm(now + 20))
+}
+
+fn write_config(home: &Home, text: &str) {
+    std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
+    std::fs::write(home.config_file(), text).unwrap();
+}
+
+fn notice<'a>(status: &'a Value, key_part: &str) -> Option<&'a Value> {
+    status["notices"].as_array().unwrap().iter().find(|n| n["key"].as_str().unwrap().contains(key_part))
+}
+
+/// Ends a Run the daemon adopted at sign-in, and waits until the engine has decided it.
+fn end_and_decide(cloud: &Cloud, home: &Home, run: &str, status: &str) {
+    cloud.sim().update_run(run, RunChange::status(status));
+    wait_until("the end is decided", LIMIT, || {
+        notice(&home.status(), run).is_some_and(|n| n["state"] == "told")
+    });
+}
+
+#[test]
+fn quiet_hours_hold_the_banner_and_one_summary_follows_them() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    write_config(&home, &format!("[delivery.quiet_hours]\ntime_zone = \"UTC\"\nwindows = [\"{}\"]\n", window_around_now()));
+    let run = cloud.sim().create_run(&user.user_id, "Deploy the docs");
+    let _daemon = home.daemon(&user.access_token);
+    wait_until("the Run followed", LIMIT, || home.status()["follows"].as_array().unwrap().len() == 1);
+    end_and_decide(&cloud, &home, &run, "succeeded");
+    let status = home.status();
+    assert_eq!(notice(&status, &run).unwrap()["delivery"], "quiet hours", "the history has it, and why");
+    assert!(desktop.notifications().is_empty(), "{:?}", desktop.notifications());
+    // The quiet hours end (switched off here, applied live): exactly one summary banner.
+    let out = home.run(&["config", "set", "delivery.quiet_hours.enabled", "false"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("(applied)"));
+    wait_until("the summary", LIMIT, || desktop.notifications().len() == 1);
+    std::thread::sleep(Duration::from_secs(1));
+    let n = desktop.notifications();
+    assert_eq!(n.len(), 1, "{n:?}");
+    assert_eq!(n[0]["summary"], "1 notice while you were away");
+    assert_eq!(n[0]["body"], "Deploy the docs");
+}
+
+#[test]
+fn ten_runs_ending_within_a_second_make_one_banner_and_at_most_one_sound() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let runs: Vec<String> = (0..10).map(|i| cloud.sim().create_run(&user.user_id, &format!("Job {i}"))).collect();
+    let _daemon = home.daemon(&user.access_token);
+    wait_until("ten follows", LIMIT, || home.status()["follows"].as_array().unwrap().len() == 10);
+    for run in &runs {
+        cloud.sim().update_run(run, RunChange::status("succeeded"));
+        std::thread::sleep(Duration::from_millis(80));
+    }
+    wait_until("a banner", LIMIT, || !desktop.notifications().is_empty());
+    wait_until("all ten decided", LIMIT, || {
+        let s = home.status();
+        runs.iter().all(|r| notice(&s, r).is_some_and(|n| n["state"] == "told"))
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let n = desktop.notifications();
+    assert_eq!(n.len(), 1, "{n:#?}");
+    assert_eq!(n[0]["summary"], "10 Runs ended");
+    let sounds = n.iter().filter(|b| b["hints"].get("sound-name").is_some()).count();
+    assert!(sounds <= 1, "{sounds} sound requests");
+    let status = home.status();
+    assert!(runs.iter().all(|r| notice(&status, r).unwrap()["delivery"] == "coalesced"));
+}
+
+#[test]
+fn a_pause_from_the_command_line_survives_a_restart() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let runs: Vec<String> = (0..2).map(|i| cloud.sim().create_run(&user.user_id, &format!("Paused job {i}"))).collect();
+    let mut daemon = home.daemon(&user.access_token);
+    wait_until("two follows", LIMIT, || home.status()["follows"].as_array().unwrap().len() == 2);
+    let out = home.run(&["pause", "1h"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    end_and_decide(&cloud, &home, &runs[0], "succeeded");
+    assert!(daemon.terminate().success());
+    let _daemon = home.daemon(&user.access_token);
+    assert!(home.status()["paused"].is_string(), "still paused after the restart");
+    end_and_decide(&cloud, &home, &runs[1], "failed");
+    let status = home.status();
+    assert!(runs.iter().all(|r| notice(&status, r).unwrap()["delivery"] == "paused"));
+    assert!(desktop.notifications().is_empty());
+    assert!(home.run(&["resume"]).status.success());
+    wait_until("the summary", LIMIT, || desktop.notifications().len() == 1);
+    assert_eq!(desktop.notifications()[0]["summary"], "2 notices while notifications were paused");
+}
+
+#[test]
+fn a_bad_config_file_names_the_key_and_the_daemon_keeps_its_last_good_settings() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    write_config(&home, &format!("[delivery.quiet_hours]\ntime_zone = \"UTC\"\nwindows = [\"{}\"]\n", window_around_now()));
+    let run = cloud.sim().create_run(&user.user_id, "Held by the last good settings");
+    let _daemon = home.daemon(&user.access_token);
+    wait_until("the Run followed", LIMIT, || home.status()["follows"].as_array().unwrap().len() == 1);
+    assert!(home.run(&["status"]).status.success());
+    // Wrong type, unknown key, a window at 25:00.
+    let bad = "[delivery]\nbanners = \"sometimes\"\nconfetti = true\n[delivery.quiet_hours]\nwindows = [\"mon-fri 25:00-07:00\"]\n";
+    write_config(&home, bad);
+    let out = home.run(&["config", "set", "delivery.sounds", "off"]);
+    assert!(!out.status.success(), "refused: the file has errors of its own? {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("delivery.banners") && err.contains("sometimes"), "{err}");
+    assert_eq!(std::fs::read_to_string(home.config_file()).unwrap(), bad, "the person's file is not rewritten");
+    let out = home.run(&["config", "set", "delivery.quiet_hours.windows", "daily 25:00-07:00"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a time of day"));
+    // The running engine keeps its last good settings: the Run's end is still held as quiet.
+    end_and_decide(&cloud, &home, &run, "succeeded");
+    let status = home.status();
+    assert_eq!(notice(&status, &run).unwrap()["delivery"], "quiet hours");
+    assert!(desktop.notifications().is_empty());
+    assert_eq!(std::fs::read_to_string(home.config_file()).unwrap(), bad);
+}
