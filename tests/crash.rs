@@ -37,6 +37,9 @@ fn every_end_is_told_exactly_once_across_sigkills() {
     let sim = cloud.sim().clone();
     let user = sim.add_user("ada@example.com");
     let home = Arc::new(Home::new(&cloud.origin(), &desktop.address));
+    // One banner per end, so each end can be counted at the server (bursts would coalesce).
+    std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
+    std::fs::write(home.config_file(), "[delivery]\ncoalesce_count = 1000\n").unwrap();
 
     let runs: Vec<String> = (0..RUNS).map(|i| sim.create_run(&user.user_id, &format!("Run {i}"))).collect();
     let handoffs: Vec<String> = (0..HANDOFFS)
