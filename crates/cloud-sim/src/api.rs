@@ -218,9 +218,7 @@ async fn wait_handoff(
 }
 
 async fn device_start(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiResult {
-    if body.as_ref().and_then(|b| b.get("client")).and_then(Value::as_str).is_none() {
-        return Err(error(StatusCode::BAD_REQUEST, "request.invalid", "client is required"));
-    }
+    required_field(&body, "client")?;
     let (device_code, user_code) = sim.state().new_device();
     Ok(Json(json!({
         "deviceCode": device_code,
@@ -232,13 +230,17 @@ async fn device_start(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiR
     .into_response())
 }
 
-async fn device_poll(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiResult {
-    let code = body
-        .as_ref()
-        .and_then(|b| b.get("deviceCode"))
+/// A required string field of a JSON body, or the service's 400.
+fn required_field(body: &Option<Json<Value>>, key: &str) -> Result<String, Response> {
+    body.as_ref()
+        .and_then(|b| b.get(key))
         .and_then(Value::as_str)
-        .ok_or_else(|| error(StatusCode::BAD_REQUEST, "request.invalid", "deviceCode is required"))?
-        .to_string();
+        .map(String::from)
+        .ok_or_else(|| error(StatusCode::BAD_REQUEST, "request.invalid", &format!("{key} is required")))
+}
+
+async fn device_poll(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiResult {
+    let code = required_field(&body, "deviceCode")?;
     let mut st = sim.state();
     let Some(i) = st.devices.iter().position(|d| d.device_code == code) else {
         return Err(error(StatusCode::NOT_FOUND, "not_found", "unknown device code"));
@@ -257,12 +259,7 @@ async fn device_poll(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiRe
 }
 
 async fn refresh(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiResult {
-    let token = body
-        .as_ref()
-        .and_then(|b| b.get("refreshToken"))
-        .and_then(Value::as_str)
-        .ok_or_else(|| error(StatusCode::BAD_REQUEST, "request.invalid", "refreshToken is required"))?
-        .to_string();
+    let token = required_field(&body, "refreshToken")?;
     let mut st = sim.state();
     let Some(user) = st.refresh_tokens.remove(&token) else {
         return Err(error(StatusCode::UNAUTHORIZED, "auth.refresh_refused", "sign in again"));

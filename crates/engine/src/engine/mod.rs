@@ -370,21 +370,14 @@ impl Engine {
 
     /// Marks local notices read (one, or all) and withdraws their banners.
     pub async fn mark_local_read(&self, cmux_id: Option<&str>) -> Result<usize, EngineError> {
-        let before: Vec<StoredNotice> = self
+        let keys: Vec<String> = self
             .local_notices()?
             .into_iter()
             .filter(|n| n.read_at.is_none() && (cmux_id.is_none() || n.cmux_id.as_deref() == cmux_id))
+            .map(|n| n.key)
             .collect();
         let marked = self.inner.outbox.mark_local_read(cmux_id, self.inner.clock.now_ms())?;
-        for n in before {
-            if let Some(banner) = n.banner_id
-                && self.inner.outbox.live_banner(&n.item)? == Some(banner)
-                && let Err(e) = self.inner.desktop.withdraw(banner).await
-            {
-                tracing::info!("withdrawing banner {banner}: {e}");
-            }
-        }
-        self.changed();
+        self.withdraw_banners_of(&keys).await?;
         Ok(marked)
     }
 

@@ -289,23 +289,16 @@ impl Follower {
             };
             let elapsed = asked.elapsed();
             let pause = match answer {
-                Ok(Answer::Run(run)) => {
+                Ok(answer) => {
                     failures = 0;
-                    match self.record_run(&row, session, run) {
+                    let recorded = match answer {
+                        Answer::Run(run) => self.record_run(&row, session, run),
+                        Answer::Handoff(h) => self.record_handoff(&row, session, &mut cursor, &mut changed_at, h),
+                    };
+                    match recorded {
                         Ok(Some(end)) => return end,
                         Ok(None) => inner.pacing.after_answer(elapsed),
-                        Err(e) => {
-                            failures += 1;
-                            self.problem(format!("saving {} failed: {e}", row.id));
-                            inner.pacing.after_failure(failures, None, elapsed, rand::random())
-                        }
-                    }
-                }
-                Ok(Answer::Handoff(h)) => {
-                    failures = 0;
-                    match self.record_handoff(&row, session, &mut cursor, &mut changed_at, h) {
-                        Ok(Some(end)) => return end,
-                        Ok(None) => inner.pacing.after_answer(elapsed),
+                        // The store could not save it: ask again later, the server still has it.
                         Err(e) => {
                             failures += 1;
                             self.problem(format!("saving {} failed: {e}", row.id));
