@@ -52,6 +52,57 @@ pub struct DesktopSession {
 }
 
 impl DesktopSession {
+    /// The session with a real Secret Service on it too: gnome-keyring-daemon, its `login`
+    /// keyring created and unlocked in this session's own folder.
+    pub fn start_with_keyring() -> DesktopSession {
+        let session = DesktopSession::start();
+        let home = session.dir.path().join("keyring-home");
+        std::fs::create_dir_all(home.join("data")).unwrap();
+        let mut child = Command::new("gnome-keyring-daemon")
+            .args(["--unlock", "--components=secrets", "--daemonize"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &session.address)
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_RUNTIME_DIR", session.dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("gnome-keyring-daemon starts (package gnome-keyring)");
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"pw").unwrap();
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+        wait_until("the Secret Service on the bus", Duration::from_secs(10), || session.name_has_owner("org.freedesktop.secrets"));
+        session
+    }
+
+    /// Whether a name is owned on this session's bus.
+    pub fn name_has_owner(&self, name: &str) -> bool {
+        let out = Command::new("dbus-send")
+            .args([
+                "--session",
+                "--print-reply",
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.NameHasOwner",
+                &format!("string:{name}"),
+            ])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).contains("boolean true")
+    }
+
+    /// `secret-tool lookup service cmux-tray username ACCOUNT`: the stored secret, if any.
+    pub fn keyring_lookup(&self, account: &str) -> Option<String> {
+        let out = Command::new("secret-tool")
+            .args(["lookup", "service", "cmux-tray", "username", account])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .output()
+            .expect("secret-tool runs (package libsecret-tools)");
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !text.is_empty()).then_some(text)
+    }
+
     pub fn start() -> DesktopSession {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("bus");

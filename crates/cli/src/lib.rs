@@ -68,6 +68,18 @@ enum Command {
     Pause { until: String },
     /// End a pause.
     Resume,
+    /// Sign in: shows a code and the page to approve it on (cmux.com's device sign-in); the
+    /// account then stays signed in (its refresh token in the system keyring).
+    Login {
+        /// Read an access token from stdin instead (a service that issues API tokens).
+        #[arg(long)]
+        token_stdin: bool,
+        /// The team to act as (`team_` + 20 hex digits).
+        #[arg(long)]
+        team: Option<String>,
+    },
+    /// Sign out: stop following, delete the saved sign-in.
+    Logout,
     /// Post a notice to the tray (or to cmux), as `cmux notify` does.
     Notify {
         #[arg(long, default_value = "")]
@@ -222,6 +234,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Login { token_stdin, team } => login(&paths, token_stdin, team).await,
+        Command::Logout => {
+            engine_request(&paths, "account.sign_out", json!({})).await?;
+            println!("signed out; the saved sign-in was deleted");
+            Ok(())
+        }
         Command::Resume => {
             engine_request(&paths, "delivery.resume", json!({})).await?;
             println!("banners resumed");
@@ -356,12 +374,42 @@ fn wrap_main(cli: Cli) -> ExitCode {
     ExitCode::from(code.clamp(0, 255) as u8)
 }
 
-async fn engine_request(paths: &Paths, method: &str, params: serde_json::Value) -> anyhow::Result<()> {
+async fn engine_request(paths: &Paths, method: &str, params: serde_json::Value) -> anyhow::Result<serde_json::Value> {
+    engine_request_within(paths, method, params, Duration::from_secs(30)).await
+}
+
+async fn engine_request_within(
+    paths: &Paths,
+    method: &str,
+    params: serde_json::Value,
+    within: Duration,
+) -> anyhow::Result<serde_json::Value> {
     let password = std::env::var("CMUX_SOCKET_PASSWORD").ok().filter(|p| !p.is_empty());
-    local::request(&paths.socket(), method, params, password.as_deref(), Duration::from_secs(30))
+    local::request(&paths.socket(), method, params, password.as_deref(), within)
         .await
-        .map(drop)
         .map_err(|e| anyhow::anyhow!("{e} (is `cmux-tray daemon` or the tray running?)"))
+}
+
+async fn login(paths: &Paths, token_stdin: bool, team: Option<String>) -> anyhow::Result<()> {
+    if token_stdin {
+        let mut token = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;
+        let token = token.trim();
+        anyhow::ensure!(!token.is_empty(), "no token on stdin");
+        let me = engine_request(paths, "account.sign_in_token", json!({"access_token": token, "team": team})).await?;
+        println!("signed in as {}", me["email"].as_str().unwrap_or("?"));
+        return Ok(());
+    }
+    let start = engine_request(paths, "account.device_start", json!({})).await?;
+    let url = start["verificationUrl"].as_str().unwrap_or_default();
+    println!("To sign in, open {url}");
+    println!("and confirm the code {}", start["userCode"].as_str().unwrap_or_default());
+    // Opening the page is a courtesy; the line above is what counts.
+    let _ = std::process::Command::new("xdg-open").arg(url).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn();
+    let within = Duration::from_secs(start["expiresInSeconds"].as_u64().unwrap_or(900) + 30);
+    let me = engine_request_within(paths, "account.device_wait", json!({"team": team}), within).await?;
+    println!("signed in as {}", me["email"].as_str().unwrap_or("?"));
+    Ok(())
 }
 
 fn environment() -> BTreeMap<String, String> {
@@ -382,6 +430,9 @@ async fn daemon(paths: &Paths) -> anyhow::Result<()> {
     let desktop = Arc::new(Freedesktop::new("cmux-tray"));
     let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
     opts.config_file = Some(paths.config_file.clone());
+    // Probing the keyring is a D-Bus round trip or two; off the async workers.
+    let data_dir = paths.data_dir.clone();
+    opts.secrets = Some(tokio::task::spawn_blocking(move || cmux_tray_engine::secrets::SecretStore::choose(&data_dir)).await?);
     let engine = Engine::start(opts).await?;
     let stop = cmux_tray_engine::follow::StopToken::new();
     let listener = local::bind(&paths.socket()).await?;
@@ -403,10 +454,15 @@ async fn daemon(paths: &Paths) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Signs in with `CMUX_TRAY_TOKEN` when given, retrying while the cloud cannot be reached.
+/// Signs in with `CMUX_TRAY_TOKEN` when given, retrying while the cloud cannot be reached;
+/// else with the remembered account's saved sign-in.
 async fn sign_in_at_start(engine: Engine, settings: Settings) {
     let Some(token) = settings.token else {
-        tracing::info!("no CMUX_TRAY_TOKEN: not signed in, nothing to follow");
+        match engine.resume_saved_account().await {
+            Ok(Some(me)) => tracing::info!(email = %me.email, "signed in again with the saved sign-in"),
+            Ok(None) => tracing::info!("not signed in (cmux-tray login): nothing to follow"),
+            Err(e) => tracing::error!("{e}"),
+        }
         return;
     };
     let mut pause = Duration::from_secs(2);
@@ -446,10 +502,12 @@ async fn wait_for_signal() {
 async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     let db: PathBuf = paths.database();
     let running = std::os::unix::net::UnixStream::connect(paths.socket()).is_ok();
-    let status = if db.exists() {
-        Status::read(&Outbox::open_read_only(&db)?, Vec::new())?
-    } else {
-        Status::default()
+    // The running engine knows more (its problems, where the sign-in is kept); else the store.
+    let live = if running { engine_request_within(paths, "tray.status", json!({}), Duration::from_secs(5)).await.ok() } else { None };
+    let status: Status = match live.and_then(|v| serde_json::from_value(v).ok()) {
+        Some(s) => s,
+        None if db.exists() => Status::read(&Outbox::open_read_only(&db)?, Vec::new())?,
+        None => Status::default(),
     };
     if as_json {
         let mut v = serde_json::to_value(&status)?;
@@ -459,6 +517,12 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("engine: {}", if running { "running" } else { "not running" });
+    if let Some(kept) = &status.sign_in_kept_in {
+        println!("sign-in kept in: {kept}");
+    }
+    for p in &status.problems {
+        println!("problem: {p}");
+    }
     if let Some(p) = &status.paused {
         println!("banners paused: {p}");
     }

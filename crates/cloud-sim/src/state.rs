@@ -263,6 +263,14 @@ impl Sim {
         st.refresh_tokens.remove(token);
     }
 
+    /// Revokes every access and refresh token of an account (a password change, a revoked
+    /// device): its next refresh is refused.
+    pub fn revoke_user_tokens(&self, user_id: &str) {
+        let mut st = self.state();
+        st.tokens.retain(|_, (u, _)| u != user_id);
+        st.refresh_tokens.retain(|_, u| u != user_id);
+    }
+
     /// Access tokens issued from now on expire after this many seconds (tokio clock).
     pub fn set_access_ttl(&self, secs: Option<u64>) {
         self.state().access_ttl_secs = secs;

@@ -10,6 +10,7 @@
 //! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands.
 //! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it.
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
+//! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 
 pub mod clock;
@@ -23,5 +24,6 @@ pub mod notice;
 pub mod outbox;
 pub mod policy;
 pub mod reveal;
+pub mod secrets;
 
 pub use engine::{Engine, EngineError, EngineEvent, EngineOptions, Status};

@@ -135,7 +135,7 @@ async fn a_handoff_found_in_the_list_posts_only_what_changes_after() {
     let many: Vec<String> = (0..120).map(|_| sim_only.sim.sim.create_handoff(NewHandoff { owner: owner.clone(), ..Default::default() })).collect();
     // A new sign-in reads the list.
     let token = sim_only.user.access_token.clone();
-    sim_only.engine.sign_out().unwrap();
+    sim_only.engine.sign_out().await.unwrap();
     sim_only.sign_in(&token).await;
     eventually("all open ones followed", SECS(30), || sim_only.engine.live_follows() == 121).await;
     pass(SECS(60)).await;
@@ -198,7 +198,7 @@ async fn a_bad_entry_in_the_list_is_named_and_the_rest_are_followed() {
     );
     w.sim.sim.add_fault(Fault { path_contains: Some("/v1/handoffs".into()), method: Some("GET".into()), ..Fault::on("/v1/handoffs").body(FaultBody::Raw(page)) });
     let token = w.user.access_token.clone();
-    w.engine.sign_out().unwrap();
+    w.engine.sign_out().await.unwrap();
     w.sign_in(&token).await;
     eventually("the good one followed", SECS(30), || w.engine.live_follows() == 1).await;
     let problems = w.engine.status().unwrap().problems;

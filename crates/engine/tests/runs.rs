@@ -268,7 +268,7 @@ async fn sign_out_and_an_account_switch_stop_them() {
     let bobs = cmux_tray_engine::cloud::RunId::parse(&w.sim.sim.create_run(&other.user_id, "Bob's")).unwrap();
     w.engine.follow_run(&bobs).unwrap();
     eventually("Bob's follow", SECS(5), || w.engine.live_follows() == 1).await;
-    w.engine.sign_out().unwrap();
+    w.engine.sign_out().await.unwrap();
     eventually("stopped at sign-out", SECS(5), || w.engine.live_follows() == 0).await;
     assert!(w.engine.follow_run(&bobs).is_err(), "nothing is followed while signed out");
     assert!(w.engine.status().unwrap().account.is_none());

@@ -109,6 +109,10 @@ impl CloudClient {
         &self.api
     }
 
+    pub fn auth_url(&self) -> &Url {
+        &self.auth
+    }
+
     fn url(base: &Url, path: &str) -> Url {
         let mut url = base.clone();
         let joined = format!("{}{}", url.path().trim_end_matches('/'), path);

@@ -2,6 +2,7 @@
 //!
 //! Owns everything about the wire; never decides what is news.
 
+pub mod auth;
 pub mod client;
 pub mod error;
 pub mod ids;

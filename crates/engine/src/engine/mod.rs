@@ -27,6 +27,7 @@ pub const CARD_KEEP_MS: i64 = 7 * DAY_MS;
 /// How often old cards are swept (once an hour is plenty for a 7-day rule).
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
+mod account;
 mod deliver;
 mod settings;
 
@@ -44,6 +45,10 @@ pub enum EngineError {
     SignedOut,
     #[error("cancelling {id} failed: {source}")]
     Cancel { id: String, source: CloudError },
+    #[error("no device sign-in was started")]
+    NoDeviceSignIn,
+    #[error("the sign-in code expired before it was approved: start again")]
+    DeviceExpired,
 }
 
 /// How to build an engine.
@@ -57,6 +62,8 @@ pub struct EngineOptions {
     pub limits: Limits,
     /// The config file whose `[delivery]` table is the delivery policy (re-read when it changes).
     pub config_file: Option<PathBuf>,
+    /// Where the refresh token is kept; `None` keeps nothing (a token given directly).
+    pub secrets: Option<crate::secrets::SecretStore>,
 }
 
 impl EngineOptions {
@@ -70,6 +77,7 @@ impl EngineOptions {
             pacing: Pacing::default(),
             limits: Limits::default(),
             config_file: None,
+            secrets: None,
         }
     }
 }
@@ -84,12 +92,14 @@ pub enum EngineEvent {
 }
 
 /// Everything `status` shows.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     pub account: Option<AccountRow>,
     /// When banners are paused: an RFC 3339 time, or "until resumed".
     pub paused: Option<String>,
+    /// Where the sign-in is kept (the keyring, or the file fallback and why).
+    pub sign_in_kept_in: Option<String>,
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
     pub problems: Vec<String>,
@@ -111,6 +121,7 @@ impl Status {
         Ok(Status {
             account: outbox.account()?,
             paused,
+            sign_in_kept_in: None,
             follows: outbox.follows(200)?,
             notices: outbox.recent_notices(20)?,
             problems,
@@ -140,6 +151,9 @@ struct Inner {
     delivery: settings::DeliveryCell,
     /// The last sound per source (the cooldown).
     last_sound: Mutex<std::collections::HashMap<Source, i64>>,
+    secrets: Option<crate::secrets::SecretStore>,
+    renewal: Mutex<Option<Arc<account::Renewal>>>,
+    pending_device: Mutex<Option<crate::cloud::auth::DeviceStart>>,
     deliver: Arc<Notify>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
@@ -179,6 +193,9 @@ impl Engine {
                 viewing: Mutex::new(Default::default()),
                 delivery: settings::DeliveryCell::new(opts.config_file.clone()),
                 last_sound: Mutex::new(Default::default()),
+                secrets: opts.secrets,
+                renewal: Mutex::new(None),
+                pending_device: Mutex::new(None),
                 deliver,
                 shutdown,
                 tracker,
@@ -264,11 +281,17 @@ impl Engine {
         Ok(me)
     }
 
-    /// Signs out: every follow of the account stops (they stay saved under it) and the account
-    /// is forgotten.
-    pub fn sign_out(&self) -> Result<(), EngineError> {
-        if let Some(s) = self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    /// Signs out: every follow of the account stops (they stay saved under it), its saved
+    /// sign-in is deleted and the account is forgotten.
+    pub async fn sign_out(&self) -> Result<(), EngineError> {
+        let session = self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(s) = &session {
             s.stop.cancel();
+        }
+        self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let account = session.map(|s| s.account.clone()).or(self.inner.outbox.account()?.map(|a| a.user_id));
+        if let Some(account) = account {
+            self.forget_secret(&account).await;
         }
         self.inner.outbox.clear_account()?;
         self.changed();
@@ -279,10 +302,11 @@ impl Engine {
     fn sign_in_needed(&self, account: &str) {
         let session = {
             let mut slot = self.inner.session.lock().unwrap_or_else(|p| p.into_inner());
-            if slot.as_ref().is_none_or(|s| s.account != account) {
-                return;
+            match slot.as_ref() {
+                Some(s) if s.account != account => return, // another account is signed in now
+                Some(_) => slot.take(),
+                None => None, // not signed in yet (a refused refresh at start): say so all the same
             }
-            slot.take()
         };
         if let Some(s) = session {
             s.stop.cancel();
@@ -466,7 +490,9 @@ impl Engine {
     pub fn status(&self) -> Result<Status, EngineError> {
         let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner()).clone();
         problems.extend(self.inner.delivery.problem());
-        Ok(Status::read(&self.inner.outbox, problems)?)
+        let mut status = Status::read(&self.inner.outbox, problems)?;
+        status.sign_in_kept_in = self.inner.secrets.as_ref().map(|s| s.describe());
+        Ok(status)
     }
 
     /// Stops everything and waits for every task to finish.
@@ -568,9 +594,7 @@ impl Engine {
                     e = rx.recv() => match e { Some(e) => e, None => return },
                 };
                 match event {
-                    // No refresh token is held by the engine itself (a token given directly):
-                    // the account needs a new sign-in.
-                    FollowerEvent::StaleToken { account } => this.sign_in_needed(&account),
+                    FollowerEvent::StaleToken { account } => this.on_stale_token(&account),
                     FollowerEvent::Problem(p) => this.note_problem(p),
                 }
             }

@@ -223,6 +223,26 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             engine.resume().map_err(internal)?;
             Ok(json!({"paused": false}))
         }
+        "account.device_start" => {
+            let start = engine.device_start().await.map_err(internal)?;
+            Ok(serde_json::to_value(start).unwrap_or_default())
+        }
+        "account.device_wait" => {
+            let team = optional(params, "team")?.map(|t| crate::cloud::TeamId::parse(&t)).transpose().map_err(invalid)?;
+            let me = engine.device_finish(team).await.map_err(internal)?;
+            Ok(json!({"email": me.email, "userId": me.user_id}))
+        }
+        "account.sign_in_token" => {
+            let token = required(params, "access_token")?;
+            let team = optional(params, "team")?.map(|t| crate::cloud::TeamId::parse(&t)).transpose().map_err(invalid)?;
+            let me = engine.sign_in_with_token(SecretString::from(token), team).await.map_err(internal)?;
+            Ok(json!({"email": me.email, "userId": me.user_id}))
+        }
+        "account.sign_out" => {
+            engine.sign_out().await.map_err(internal)?;
+            Ok(json!({"signedOut": true}))
+        }
+        "tray.status" => serde_json::to_value(engine.status().map_err(internal)?).map_err(internal),
         "settings.reload" => {
             engine.reload_delivery_settings();
             let problem = engine.status().map_err(internal)?.problems.into_iter().find(|p| p.contains("delivery settings"));
@@ -245,9 +265,14 @@ const METHODS: &[&str] = &[
     "surface.focus",
     "cloud.follow",
     "cloud.cancel",
+    "account.device_start",
+    "account.device_wait",
+    "account.sign_in_token",
+    "account.sign_out",
     "delivery.pause",
     "delivery.resume",
     "settings.reload",
+    "tray.status",
 ];
 
 /// The body as the terminal sent it (the stored banner body has the subtitle joined in).

@@ -12,7 +12,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::notice::{Notice, Source};
 
@@ -30,7 +30,7 @@ pub enum OutboxError {
     Dir { path: PathBuf, source: std::io::Error },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FollowKind {
     Run,
@@ -55,7 +55,7 @@ impl FollowKind {
 }
 
 /// A follow as stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FollowRow {
     pub kind: FollowKind,
@@ -71,7 +71,7 @@ pub struct FollowRow {
 }
 
 /// A notice as stored, with its delivery state.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredNotice {
     pub seq: i64,
@@ -100,7 +100,7 @@ pub struct StoredNotice {
 }
 
 /// The signed-in account, as remembered.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountRow {
     pub user_id: String,
@@ -111,7 +111,7 @@ pub struct AccountRow {
 }
 
 /// An ended Run's card: what its banner click opens, kept 7 days.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Card {
     pub run_id: String,

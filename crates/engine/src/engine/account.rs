@@ -1,0 +1,183 @@
+//! Staying signed in: the device-code sign-in, the refresh token kept in the secret store, the
+//! access token renewed a minute before it expires and after a 401, and a refused refresh that
+//! signs the account out visibly (status, one banner). Sign-out forgets the secret.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use secrecy::SecretString;
+use tokio::sync::Notify;
+
+use super::{Engine, EngineError};
+use crate::cloud::auth::{DevicePoll, DeviceStart, Tokens};
+use crate::cloud::{CloudError, Credentials, Me, TeamId};
+use crate::follow::{Pacing, Session};
+
+/// Renew this long before the access token expires.
+const RENEW_EARLY: Duration = Duration::from_secs(60);
+
+/// The renewal of one session's access token.
+pub(super) struct Renewal {
+    pub(super) account: String,
+    /// Asked to renew now (a 401 came back).
+    pub(super) now: Notify,
+}
+
+impl Engine {
+    /// Starts a device sign-in: the code to show and the page to open.
+    pub async fn device_start(&self) -> Result<DeviceStart, EngineError> {
+        let start = self.inner.cloud.device_start("cmux-tray").await.map_err(EngineError::SignIn)?;
+        *self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()) = Some(start.clone());
+        Ok(start)
+    }
+
+    /// Waits for the device sign-in started last: polls at the server's interval until approved
+    /// (then signs in) or expired.
+    pub async fn device_finish(&self, team: Option<TeamId>) -> Result<Me, EngineError> {
+        let start = self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(EngineError::NoDeviceSignIn)?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(start.expires_in_seconds);
+        let interval = Duration::from_secs(start.interval_seconds);
+        loop {
+            tokio::time::sleep(interval).await;
+            match self.inner.cloud.device_poll(&start.device_code).await {
+                Ok(DevicePoll::Approved(tokens)) => {
+                    self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()).take();
+                    return self.sign_in_with_tokens(tokens, team).await;
+                }
+                Ok(DevicePoll::Expired) => return Err(EngineError::DeviceExpired),
+                Ok(DevicePoll::Pending) => {}
+                Err(e) if e.is_retryable() => tracing::info!("device sign-in: {e}"),
+                Err(e) => return Err(EngineError::SignIn(e)),
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(EngineError::DeviceExpired);
+            }
+        }
+    }
+
+    /// Signs in with fresh tokens: the refresh token is saved, and the access token renewed.
+    pub async fn sign_in_with_tokens(&self, tokens: Tokens, team: Option<TeamId>) -> Result<Me, EngineError> {
+        let me = self.sign_in_with_token(tokens.access_token.clone(), team).await?;
+        if let Some(refresh) = tokens.refresh_token {
+            self.save_secret(&me.user_id, refresh.clone()).await;
+            self.spawn_renewal(&me.user_id, refresh, tokens.expires_in);
+        }
+        Ok(me)
+    }
+
+    /// At start, without a token given: the remembered account, signed in again with its saved
+    /// refresh token. `None` when there is nothing to resume.
+    pub async fn resume_saved_account(&self) -> Result<Option<Me>, EngineError> {
+        let Some(account) = self.inner.outbox.account()? else { return Ok(None) };
+        let Some(refresh) = self.load_secret(&account.user_id).await else { return Ok(None) };
+        let team = account.team.as_deref().and_then(|t| TeamId::parse(t).ok());
+        let mut pause = Duration::from_secs(2);
+        loop {
+            match self.inner.cloud.refresh(&refresh).await {
+                Ok(tokens) => {
+                    let tokens = Tokens { refresh_token: tokens.refresh_token.or(Some(refresh)), ..tokens };
+                    return self.sign_in_with_tokens(tokens, team).await.map(Some);
+                }
+                Err(e) if e.is_retryable() && !matches!(e, CloudError::Refused { .. }) => {
+                    tracing::info!("signing in again: {e}; trying again in {pause:?}");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(60));
+                }
+                Err(e) => {
+                    self.refresh_refused(&account.user_id, &e).await;
+                    return Err(EngineError::SignIn(e));
+                }
+            }
+        }
+    }
+
+    /// A 401 came back for this account: renew now if we can, else the account needs a sign-in.
+    pub(super) fn on_stale_token(&self, account: &str) {
+        let renewal = self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        match renewal {
+            Some(r) if r.account == account => r.now.notify_one(),
+            _ => self.sign_in_needed(account),
+        }
+    }
+
+    fn spawn_renewal(&self, account: &str, refresh: SecretString, expires_in: Option<Duration>) {
+        let Some(session) = self.session().filter(|s| s.account == account) else { return };
+        let renewal = Arc::new(Renewal { account: account.into(), now: Notify::new() });
+        *self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()) = Some(renewal.clone());
+        let this = self.clone();
+        self.inner.tracker.spawn(async move { this.renew_loop(session, renewal, refresh, expires_in).await });
+    }
+
+    async fn renew_loop(&self, session: Arc<Session>, renewal: Arc<Renewal>, mut refresh: SecretString, mut expires_in: Option<Duration>) {
+        let pacing = Pacing::default();
+        let mut failures = 0;
+        let mut wait = expires_in.map(|d| d.saturating_sub(RENEW_EARLY).max(Duration::from_secs(5)));
+        loop {
+            tokio::select! {
+                _ = session.stop.cancelled() => return,
+                _ = renewal.now.notified() => {}
+                _ = tokio::time::sleep(wait.unwrap_or(Duration::ZERO)), if wait.is_some() => {}
+            }
+            match self.inner.cloud.refresh(&refresh).await {
+                Ok(tokens) => {
+                    failures = 0;
+                    let team = session.credentials().team;
+                    session.renew(Credentials { access_token: tokens.access_token, team });
+                    if let Some(next) = tokens.refresh_token {
+                        refresh = next;
+                        self.save_secret(&session.account, refresh.clone()).await;
+                    }
+                    expires_in = tokens.expires_in;
+                    wait = expires_in.map(|d| d.saturating_sub(RENEW_EARLY).max(Duration::from_secs(5)));
+                    tracing::info!(account = %session.account, "access token renewed");
+                }
+                Err(e) if e.is_retryable() && !matches!(e, CloudError::Refused { .. }) => {
+                    failures += 1;
+                    wait = Some(pacing.after_failure(failures, e.retry_after(), Duration::ZERO, rand::random()));
+                    tracing::info!("renewing the access token: {e}");
+                }
+                Err(e) => {
+                    self.refresh_refused(&session.account, &e).await;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The refresh token was refused: it is worthless now; forget it and ask for a sign-in.
+    async fn refresh_refused(&self, account: &str, e: &CloudError) {
+        tracing::warn!(account, "the refresh was refused ({e}): sign in again");
+        self.forget_secret(account).await;
+        self.sign_in_needed(account);
+    }
+
+    async fn save_secret(&self, account: &str, secret: SecretString) {
+        let Some(store) = self.inner.secrets.clone() else { return };
+        let account = account.to_string();
+        let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
+        if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
+            self.note_problem(format!("the sign-in could not be kept: {e}"));
+        }
+    }
+
+    async fn load_secret(&self, account: &str) -> Option<SecretString> {
+        let store = self.inner.secrets.clone()?;
+        let account = account.to_string();
+        match tokio::task::spawn_blocking(move || store.load(&account)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                self.note_problem(format!("the saved sign-in could not be read: {e}"));
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    pub(super) async fn forget_secret(&self, account: &str) {
+        let Some(store) = self.inner.secrets.clone() else { return };
+        let account = account.to_string();
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
+            self.note_problem(format!("the saved sign-in could not be removed: {e}"));
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Signing in from the command line and staying signed in through a real Secret Service
+//! (gnome-keyring-daemon on the test's own bus); the visible file fallback without one.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, wait_until};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// `cmux-tray login`, approved in the "browser" (the simulator's control API) meanwhile.
+fn login(home: &Home, cloud: &Cloud, user_id: &str) {
+    let before = cloud.sim().last_user_code();
+    let child = home.command(&["login"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_until("a code to approve", LIMIT, || cloud.sim().last_user_code() != before);
+    assert!(cloud.sim().approve_device(&cloud.sim().last_user_code().unwrap(), user_id));
+    let out = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("confirm the code") && said.contains("signed in as ada@example.com"), "{said}");
+}
+
+#[test]
+fn login_keeps_the_account_in_the_keyring_across_a_restart_and_logout_deletes_it() {
+    let desktop = DesktopSession::start_with_keyring();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut daemon = home.daemon("");
+    login(&home, &cloud, &user.user_id);
+    let secret = desktop.keyring_lookup(&user.user_id).expect("the refresh token is in the Secret Service");
+    assert!(secret.starts_with("rt_"), "a refresh token, not an access token");
+    let status = home.status();
+    assert_eq!(status["account"]["email"], "ada@example.com");
+    assert_eq!(status["signInKeptIn"], "the system keyring");
+    assert!(!std::fs::read_dir(home.dir.path().join("data/cmux-tray")).unwrap().any(|e| e.unwrap().file_name() == "secrets.json"));
+
+    // Restarted with no token given: signed in again from the keyring, following again.
+    let run = cloud.sim().create_run(&user.user_id, "Across the restart");
+    assert!(home.run(&["follow", "run", &run]).status.success());
+    assert!(daemon.terminate().success());
+    let _daemon = home.daemon("");
+    wait_until("signed in again", LIMIT, || home.status()["engineRunning"] == true && home.status()["account"]["problem"].is_null());
+    cloud.sim().update_run(&run, cmux_cloud_sim::RunChange::status("succeeded"));
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+
+    // Sign-out deletes the secret.
+    let out = home.run(&["logout"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(desktop.keyring_lookup(&user.user_id), None);
+    assert!(home.status()["account"].is_null());
+}
+
+#[test]
+fn without_a_keyring_the_file_fallback_is_used_and_said() {
+    let desktop = DesktopSession::start(); // no Secret Service on this bus
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("");
+    login(&home, &cloud, &user.user_id);
+    let kept = home.status()["signInKeptIn"].as_str().unwrap().to_string();
+    assert!(kept.contains("secrets.json") && kept.contains("readable by you alone") && kept.contains("no keyring"), "{kept}");
+    let file = home.dir.path().join("data/cmux-tray/secrets.json");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let out = home.run(&["status"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("readable by you alone"));
+}
+
+#[test]
+fn a_pasted_token_signs_in_and_is_never_written() {
+    let desktop = DesktopSession::start_with_keyring();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("");
+    let mut child = home.command(&["login", "--token-stdin"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), user.access_token.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("signed in as ada@example.com"));
+    assert_eq!(desktop.keyring_lookup(&user.user_id), None, "an access token given directly is kept nowhere");
+    let grep = std::process::Command::new("grep").args(["-rl", &user.access_token]).arg(home.dir.path()).output().unwrap();
+    assert!(grep.stdout.is_empty(), "found in {}", String::from_utf8_lossy(&grep.stdout));
+}
