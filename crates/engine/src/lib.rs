@@ -10,6 +10,7 @@
 //! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands.
 //! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it.
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
+//! - [`view`]: what a tray menu or window shows (icon state, menu lines), derived purely.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 
@@ -25,5 +26,6 @@ pub mod outbox;
 pub mod policy;
 pub mod reveal;
 pub mod secrets;
+pub mod view;
 
 pub use engine::{Engine, EngineError, EngineEvent, EngineOptions, Status};

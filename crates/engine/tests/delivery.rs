@@ -232,3 +232,22 @@ async fn a_bad_config_keeps_the_last_good_settings_and_names_the_key() {
     let c = end_run(&w, "Shown again", "succeeded").await;
     assert_eq!(delivery_of(&w, &c).as_deref(), Some("shown"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn mark_all_read_takes_the_banners_away_and_the_tray_calms_down() {
+    let w = World::new().await;
+    for t in ["One", "Two"] {
+        w.engine.post_local(LocalPost { title: t.into(), ..Default::default() }).unwrap();
+    }
+    eventually("two banners", SECS(5), || w.banners().len() == 2).await;
+    let view = w.engine.tray_view().unwrap();
+    assert_eq!((view.icon, view.unread), (cmux_tray_engine::view::Icon::Unread, 2));
+    assert_eq!(w.engine.mark_all_read().await.unwrap(), 2);
+    let mut withdrawn = w.desktop.withdrawn();
+    withdrawn.sort();
+    let mut posted: Vec<u32> = w.desktop.posted().iter().map(|(id, _)| *id).collect();
+    posted.sort();
+    assert_eq!(withdrawn, posted);
+    let view = w.engine.tray_view().unwrap();
+    assert_eq!((view.icon, view.unread), (cmux_tray_engine::view::Icon::Idle, 0));
+}

@@ -441,6 +441,18 @@ impl Engine {
         Ok(())
     }
 
+    /// "Mark all read" (the tray): every notice read, their banners taken away.
+    pub async fn mark_all_read(&self) -> Result<usize, EngineError> {
+        let keys = self.inner.outbox.mark_all_read(self.inner.clock.now_ms())?;
+        self.withdraw_banners_of(&keys).await?;
+        Ok(keys.len())
+    }
+
+    /// What the tray shows now.
+    pub fn tray_view(&self) -> Result<crate::view::TrayView, EngineError> {
+        Ok(crate::view::tray_view(&self.status()?))
+    }
+
     /// The app's own window shows an item (or stops showing it): the same as a focused surface.
     pub fn set_viewing(&self, item: &str, viewing: bool) {
         let mut set = self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner());

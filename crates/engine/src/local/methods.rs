@@ -243,6 +243,8 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             Ok(json!({"signedOut": true}))
         }
         "tray.status" => serde_json::to_value(engine.status().map_err(internal)?).map_err(internal),
+        "tray.view" => serde_json::to_value(engine.tray_view().map_err(internal)?).map_err(internal),
+        "tray.mark_all_read" => Ok(json!({"marked_read": engine.mark_all_read().await.map_err(internal)?})),
         "settings.reload" => {
             engine.reload_delivery_settings();
             let problem = engine.status().map_err(internal)?.problems.into_iter().find(|p| p.contains("delivery settings"));
@@ -273,6 +275,8 @@ const METHODS: &[&str] = &[
     "delivery.resume",
     "settings.reload",
     "tray.status",
+    "tray.view",
+    "tray.mark_all_read",
 ];
 
 /// The body as the terminal sent it (the stored banner body has the subtitle joined in).

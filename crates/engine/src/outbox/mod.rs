@@ -601,6 +601,19 @@ impl Outbox {
         .map_err(|e| self.err(e))
     }
 
+    /// Marks every told notice read. Returns their keys.
+    pub fn mark_all_read(&self, now: i64) -> Result<Vec<String>, OutboxError> {
+        let keys: Vec<String> = self
+            .notices_where("state = 'told' AND read_at IS NULL ORDER BY seq", [])?
+            .into_iter()
+            .map(|n| n.key)
+            .collect();
+        self.lock()
+            .execute("UPDATE notices SET read_at = ?1 WHERE state = 'told' AND read_at IS NULL", [now])
+            .map_err(|e| self.err(e))?;
+        Ok(keys)
+    }
+
     /// Marks a notice read (its item was viewed).
     pub fn mark_read(&self, key: &str, now: i64) -> Result<(), OutboxError> {
         self.lock()

@@ -1,0 +1,183 @@
+//! What a tray menu or a window shows, derived from the engine's status: the icon's state, the
+//! account line, the follows, the last notices with their unread marks. Pure; never draws.
+//! The shells (the Tauri tray, the Linux StatusNotifierItem) render this and nothing else, so
+//! every platform shows the same thing.
+
+use serde::Serialize;
+
+use crate::engine::Status;
+use crate::outbox::FollowKind;
+
+/// The icon's state, most pressing first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Icon {
+    /// Something is wrong: the account needs a sign-in, a setting is bad.
+    Problem,
+    SignedOut,
+    Paused,
+    Unread,
+    Following,
+    Idle,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MenuFollow {
+    pub label: String,
+    /// `run:<id>` or `handoff:<id>`: what a click opens.
+    pub item: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MenuNotice {
+    pub label: String,
+    pub unread: bool,
+    pub key: String,
+}
+
+/// The tray menu's content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TrayView {
+    pub icon: Icon,
+    /// "ada@example.com", "Sign in…", or "Sign in again (ada@example.com)".
+    pub account: String,
+    pub signed_in: bool,
+    pub paused: Option<String>,
+    pub follows: Vec<MenuFollow>,
+    pub notices: Vec<MenuNotice>,
+    pub unread: usize,
+    /// One line per problem, for a tooltip or a menu entry.
+    pub problems: Vec<String>,
+}
+
+/// How many follows and notices a menu lists at most (the rest are in the history window).
+pub const MENU_FOLLOWS: usize = 8;
+pub const MENU_NOTICES: usize = 8;
+
+pub fn tray_view(status: &Status) -> TrayView {
+    let account_problem = status.account.as_ref().and_then(|a| a.problem.clone());
+    let (account, signed_in) = match &status.account {
+        None => ("Sign in…".to_string(), false),
+        Some(a) if a.problem.is_some() => (format!("Sign in again ({})", a.email), false),
+        Some(a) => (a.email.clone(), true),
+    };
+    let follows: Vec<MenuFollow> = status
+        .follows
+        .iter()
+        .filter(|f| f.ended_at.is_none())
+        .take(MENU_FOLLOWS)
+        .map(|f| MenuFollow {
+            label: match f.kind {
+                FollowKind::Run => format!("Run {}", short(&f.id)),
+                FollowKind::Handoff => format!("Hand-off {}", short(&f.id)),
+            },
+            item: format!("{}:{}", f.kind.as_str(), f.id),
+        })
+        .collect();
+    let shown: Vec<_> = status.notices.iter().filter(|n| n.state == "told").collect();
+    let unread = shown.iter().filter(|n| n.read_at.is_none()).count();
+    let notices = shown
+        .iter()
+        .take(MENU_NOTICES)
+        .map(|n| MenuNotice {
+            label: if n.body.is_empty() { n.title.clone() } else { format!("{} — {}", n.title, n.body) },
+            unread: n.read_at.is_none(),
+            key: n.key.clone(),
+        })
+        .collect();
+    let mut problems: Vec<String> = account_problem.into_iter().collect();
+    problems.extend(status.problems.iter().cloned());
+    let icon = if !problems.is_empty() {
+        Icon::Problem
+    } else if !signed_in && follows.is_empty() {
+        Icon::SignedOut
+    } else if status.paused.is_some() {
+        Icon::Paused
+    } else if unread > 0 {
+        Icon::Unread
+    } else if !follows.is_empty() {
+        Icon::Following
+    } else {
+        Icon::Idle
+    };
+    TrayView { icon, account, signed_in, paused: status.paused.clone(), follows, notices, unread, problems }
+}
+
+/// `run_0123…cdef` → the last 6 hex digits, enough to tell items apart in a menu.
+fn short(id: &str) -> String {
+    let tail: String = id.chars().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect();
+    format!("…{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outbox::{AccountRow, FollowRow, StoredNotice};
+
+    fn account(problem: Option<&str>) -> AccountRow {
+        AccountRow { user_id: "u".into(), email: "ada@example.com".into(), team: None, signed_in_at: 0, problem: problem.map(String::from) }
+    }
+
+    fn follow(id: &str) -> FollowRow {
+        FollowRow {
+            kind: FollowKind::Run,
+            id: id.into(),
+            account: "u".into(),
+            cursor: 0,
+            started_at: 0,
+            changed_at: 0,
+            made_here: true,
+            ended_at: None,
+            end_reason: None,
+        }
+    }
+
+    fn notice(key: &str, read: bool) -> StoredNotice {
+        StoredNotice {
+            seq: 1,
+            key: key.into(),
+            item: "run:x".into(),
+            source: "run".into(),
+            status: "finished".into(),
+            title: "Fix the test".into(),
+            body: "Run finished".into(),
+            urgent: false,
+            created_at: 0,
+            state: "told".into(),
+            told_at: Some(1),
+            banner_id: Some(1),
+            read_at: read.then_some(2),
+            cmux_id: None,
+            subtitle: String::new(),
+            workspace_id: None,
+            surface_id: None,
+            delivery: Some("shown".into()),
+            sound: false,
+            session_id: None,
+        }
+    }
+
+    #[test]
+    fn the_icon_shows_the_most_pressing_state() {
+        let mut s = Status::default();
+        assert_eq!(tray_view(&s).icon, Icon::SignedOut);
+        assert_eq!(tray_view(&s).account, "Sign in…");
+        s.account = Some(account(None));
+        assert_eq!(tray_view(&s).icon, Icon::Idle);
+        s.follows = vec![follow("run_0123456789abcdef0123")];
+        assert_eq!(tray_view(&s).icon, Icon::Following);
+        assert_eq!(tray_view(&s).follows[0].label, "Run …ef0123");
+        s.notices = vec![notice("run:a", false), notice("run:b", true)];
+        let v = tray_view(&s);
+        assert_eq!((v.icon, v.unread), (Icon::Unread, 1));
+        assert_eq!(v.notices[0].label, "Fix the test — Run finished");
+        s.paused = Some("until resumed".into());
+        assert_eq!(tray_view(&s).icon, Icon::Paused);
+        s.account = Some(account(Some("The cloud refused the access token: sign in again.")));
+        let v = tray_view(&s);
+        assert_eq!((v.icon, v.account.as_str(), v.signed_in), (Icon::Problem, "Sign in again (ada@example.com)", false));
+    }
+}
