@@ -5,6 +5,7 @@
 //! and `hook` post notices to it the way cmux's own clients do; `env` and `socket-path` say where
 //! it is.
 
+pub mod host;
 mod hook;
 mod notify;
 mod wrap;
@@ -12,19 +13,17 @@ mod wrap;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
 
-use cmux_tray_engine::cloud::{CloudError, HandoffId, RunId};
-use cmux_tray_engine::config::{Paths, Settings};
+use cmux_tray_engine::cloud::{HandoffId, RunId};
+use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local::client::NotifyConfig;
-use cmux_tray_engine::desktop::freedesktop::Freedesktop;
 use cmux_tray_engine::outbox::Outbox;
-use cmux_tray_engine::{Engine, EngineError, EngineOptions, Status, local};
+use cmux_tray_engine::{Status, local};
 
 #[derive(Parser)]
 #[command(name = "cmux-tray", version, about = "Native banners when cloud Runs, hand-offs and local agents need you.")]
@@ -417,77 +416,11 @@ fn environment() -> BTreeMap<String, String> {
 }
 
 async fn daemon(paths: &Paths) -> anyhow::Result<()> {
-    let settings = Settings::load(&paths.config_file, &environment())?;
-    for w in &settings.warnings {
-        tracing::warn!("{w}");
-    }
-    std::fs::create_dir_all(&paths.data_dir).with_context(|| format!("creating {}", paths.data_dir.display()))?;
-    let lock_path = paths.lock_file();
-    let lock = std::fs::File::create(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
-    if lock.try_lock().is_err() {
-        bail!("another cmux-tray engine is running for {} (it holds {})", paths.data_dir.display(), lock_path.display());
-    }
-    let desktop = Arc::new(Freedesktop::new("cmux-tray"));
-    let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
-    opts.config_file = Some(paths.config_file.clone());
-    // Probing the keyring is a D-Bus round trip or two; off the async workers.
-    let data_dir = paths.data_dir.clone();
-    opts.secrets = Some(tokio::task::spawn_blocking(move || cmux_tray_engine::secrets::SecretStore::choose(&data_dir)).await?);
-    let engine = Engine::start(opts).await?;
-    let stop = cmux_tray_engine::follow::StopToken::new();
-    let listener = local::bind(&paths.socket()).await?;
-    let options = local::ServerOptions { password: settings.socket_password.clone() };
-    let server = tokio::spawn(local::serve(listener, engine.clone(), options, stop.clone(), Default::default()));
-    tracing::info!(api = %settings.api_url, socket = %paths.socket().display(), "engine running");
-
-    let sign_in = tokio::spawn(sign_in_at_start(engine.clone(), settings.clone()));
+    let host = host::Host::start(paths, &environment()).await?;
     wait_for_signal().await;
     tracing::info!("stopping");
-    sign_in.abort();
-    stop.cancel();
-    let _ = server.await;
-    let _ = std::fs::remove_file(paths.socket());
-    if tokio::time::timeout(Duration::from_secs(10), engine.shutdown()).await.is_err() {
-        tracing::warn!("some tasks did not stop within 10 s");
-    }
-    drop(lock);
+    host.stop().await;
     Ok(())
-}
-
-/// Signs in with `CMUX_TRAY_TOKEN` when given, retrying while the cloud cannot be reached;
-/// else with the remembered account's saved sign-in.
-async fn sign_in_at_start(engine: Engine, settings: Settings) {
-    let Some(token) = settings.token else {
-        match engine.resume_saved_account().await {
-            Ok(Some(me)) => tracing::info!(email = %me.email, "signed in again with the saved sign-in"),
-            Ok(None) => tracing::info!("not signed in (cmux-tray login): nothing to follow"),
-            Err(e) => tracing::error!("{e}"),
-        }
-        return;
-    };
-    let mut pause = Duration::from_secs(2);
-    loop {
-        match engine.sign_in_with_token(token.clone(), settings.team.clone()).await {
-            Ok(me) => {
-                tracing::info!(email = %me.email, "signed in");
-                return;
-            }
-            Err(EngineError::SignIn(e)) if e.is_retryable() => {
-                tracing::warn!("signing in: {e}; trying again in {pause:?}");
-                tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(60));
-            }
-            Err(EngineError::SignIn(CloudError::StaleToken)) => {
-                tracing::error!("CMUX_TRAY_TOKEN was refused by the cloud: sign in again");
-                let _ = engine.outbox().set_account_problem(Some("The cloud refused CMUX_TRAY_TOKEN: sign in again."));
-                return;
-            }
-            Err(e) => {
-                tracing::error!("{e}");
-                return;
-            }
-        }
-    }
 }
 
 async fn wait_for_signal() {
