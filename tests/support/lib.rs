@@ -21,7 +21,7 @@ pub fn bin(name: &str) -> PathBuf {
     BUILD.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "--quiet", "--bins", "-p", "cmux-tray-cli", "-p", "cmux-cloud-sim"])
+            .args(["build", "--quiet", "--bins", "-p", "cmux-tray-cli", "-p", "cmux-cloud-sim", "-p", "cmux-tray-app"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");
@@ -43,12 +43,16 @@ pub fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// A private session bus with the recording notification server on it.
+/// A private session bus with the recording notification server on it (and, when asked, a
+/// virtual display and a tray host's StatusNotifierWatcher).
 pub struct DesktopSession {
     pub dir: tempfile::TempDir,
     pub address: String,
     bus: Child,
     recorder: Child,
+    extras: Vec<Child>,
+    /// `:N` when a virtual display runs.
+    pub display: Option<String>,
 }
 
 impl DesktopSession {
@@ -73,6 +77,77 @@ impl DesktopSession {
         assert!(child.wait().unwrap().success());
         wait_until("the Secret Service on the bus", Duration::from_secs(10), || session.name_has_owner("org.freedesktop.secrets"));
         session
+    }
+
+    /// The session with a virtual display (Xvfb) and a StatusNotifierWatcher, for the tray app.
+    pub fn start_with_display() -> DesktopSession {
+        let mut session = DesktopSession::start();
+        for _ in 0..20 {
+            let n = 100 + rand::random_range(0..800);
+            if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+                continue;
+            }
+            let mut xvfb = Command::new("Xvfb")
+                .args([&format!(":{n}"), "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("Xvfb starts (package xvfb)");
+            let socket = format!("/tmp/.X11-unix/X{n}");
+            let start = Instant::now();
+            while !Path::new(&socket).exists() && start.elapsed() < Duration::from_secs(10) {
+                if xvfb.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if Path::new(&socket).exists() {
+                session.extras.push(xvfb);
+                session.display = Some(format!(":{n}"));
+                break;
+            }
+            let _ = xvfb.kill();
+        }
+        assert!(session.display.is_some(), "no virtual display could be started");
+        let watcher = Command::new("status-notifier-watcher")
+            .env("DBUS_SESSION_BUS_ADDRESS", &session.address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("status-notifier-watcher starts (package haskell-status-notifier-item-utils)");
+        session.extras.push(watcher);
+        wait_until("the StatusNotifierWatcher", Duration::from_secs(10), || session.name_has_owner("org.kde.StatusNotifierWatcher"));
+        session
+    }
+
+    /// Runs `support/sni.py` (a tray host's calls) on this session's bus.
+    pub fn sni(&self, args: &[&str]) -> String {
+        let out = Command::new("/usr/bin/python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/sni.py"))
+            .args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "sni.py {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Saves a screenshot of the virtual display to `test-artifacts/NAME.png` (for people to
+    /// look at; never committed).
+    pub fn screenshot(&self, name: &str) {
+        let Some(display) = &self.display else { return };
+        // For people to look at, not for an assertion: give a page a moment to paint.
+        std::thread::sleep(Duration::from_millis(1500));
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../test-artifacts");
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = Command::new("import").args(["-window", "root"]).arg(dir.join(format!("{name}.png"))).env("DISPLAY", display).status();
+    }
+
+    /// Whether a window with this exact title is mapped on the virtual display.
+    pub fn window_titled(&self, title: &str) -> bool {
+        let Some(display) = &self.display else { return false };
+        let out = Command::new("xdotool").args(["search", "--onlyvisible", "--name", &format!("^{title}$")]).env("DISPLAY", display).output();
+        out.is_ok_and(|o| !o.stdout.is_empty())
     }
 
     /// Whether a name is owned on this session's bus.
@@ -123,7 +198,7 @@ impl DesktopSession {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("the notification recorder starts (python3-dbus, python3-gi)");
-        let session = DesktopSession { dir, address, bus, recorder };
+        let session = DesktopSession { dir, address, bus, recorder, extras: Vec::new(), display: None };
         wait_until("the notification server on the bus", Duration::from_secs(10), || {
             session.events().iter().any(|e| e["event"] == "ready")
         });
@@ -163,6 +238,10 @@ impl DesktopSession {
 
 impl Drop for DesktopSession {
     fn drop(&mut self) {
+        for c in &mut self.extras {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
         let _ = self.recorder.kill();
         let _ = self.bus.kill();
         let _ = self.recorder.wait();
@@ -197,6 +276,9 @@ impl Home {
             ("CMUX_TRAY_API_URL".into(), origin.into()),
             ("CMUX_TRAY_AUTH_URL".into(), origin.into()),
             ("CMUX_TRAY_LOG".into(), "info,cmux_tray_engine::engine=debug".into()),
+            // A desktop session always has a UTF-8 locale; without any, the webview window never
+            // appears (seen under Xvfb with WebKitGTK 2.50).
+            ("LANG".into(), "C.UTF-8".into()),
             // xdg-open's generic mode looks up scheme handlers only when a display is named;
             // nothing here draws on it.
             ("DISPLAY".into(), ":99".into()),

@@ -31,6 +31,11 @@ impl Engine {
         Ok(start)
     }
 
+    /// The page of the device sign-in under way, to open in the browser.
+    pub fn pending_device_url(&self) -> Option<String> {
+        self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|s| s.verification_url.clone())
+    }
+
     /// Waits for the device sign-in started last: polls at the server's interval until approved
     /// (then signs in) or expired.
     pub async fn device_finish(&self, team: Option<TeamId>) -> Result<Me, EngineError> {

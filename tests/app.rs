@@ -1,0 +1,141 @@
+//! The tray app, built and run for real under a virtual display and a private D-Bus session:
+//! its tray read and clicked over D-Bus as a tray host does it (com.canonical.dbusmenu
+//! GetLayout / Event, org.kde.StatusNotifierItem Activate), its windows made on demand.
+
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use cmux_cloud_sim::RunChange;
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, bin, wait_until};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+struct App {
+    child: Child,
+    log: std::path::PathBuf,
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("--- app log ---\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+        }
+    }
+}
+
+fn start_app(home: &Home, desktop: &DesktopSession, token: &str) -> App {
+    let log = home.dir.path().join("app.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let mut cmd = std::process::Command::new(bin("cmux-tray-app"));
+    cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in &home.env {
+        cmd.env(k, v);
+    }
+    let child = cmd
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .env("CMUX_TRAY_TOKEN", token)
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("the app starts");
+    App { child, log }
+}
+
+/// The menu's items, flattened: (id, label, enabled).
+fn menu(desktop: &DesktopSession, item: &str) -> Vec<(i64, String, bool)> {
+    fn walk(n: &Value, out: &mut Vec<(i64, String, bool)>) {
+        if let Some(label) = n["props"]["label"].as_str() {
+            out.push((n["id"].as_i64().unwrap(), label.to_string(), n["props"]["enabled"].as_bool().unwrap_or(true)));
+        }
+        for c in n["children"].as_array().unwrap() {
+            walk(c, out);
+        }
+    }
+    let layout: Value = serde_json::from_str(&desktop.sni(&["layout", item])).unwrap();
+    let mut out = Vec::new();
+    walk(&layout, &mut out);
+    out
+}
+
+fn labels(desktop: &DesktopSession, item: &str) -> Vec<String> {
+    menu(desktop, item).into_iter().map(|(_, l, _)| l).collect()
+}
+
+fn click(desktop: &DesktopSession, item: &str, label: &str) {
+    let id = menu(desktop, item).into_iter().find(|(_, l, _)| l == label).unwrap_or_else(|| panic!("no menu item {label:?}")).0;
+    desktop.sni(&["click", item, &id.to_string()]);
+}
+
+#[test]
+fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
+    let desktop = DesktopSession::start_with_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut app = start_app(&home, &desktop, &user.access_token);
+
+    let mut item = String::new();
+    wait_until("the tray registered with the watcher", LIMIT, || {
+        let items: Vec<String> = serde_json::from_str(&desktop.sni(&["items"])).unwrap();
+        item = items.first().cloned().unwrap_or_default();
+        !item.is_empty()
+    });
+    wait_until("the account and the adopted Run in the menu", LIMIT, || {
+        let l = labels(&desktop, &item);
+        l.contains(&"ada@example.com".to_string()) && l.contains(&"Following (1)".to_string())
+    });
+    let short = &run[run.len() - 6..];
+    assert!(labels(&desktop, &item).contains(&format!("Run …{short}")));
+    for expected in ["Mark all read", "Pause notifications", "For 1 hour", "Until tomorrow", "Settings…", "Quit"] {
+        assert!(labels(&desktop, &item).contains(&expected.to_string()), "{expected}");
+    }
+
+    // The Run ends: a banner, and the menu shows it unread.
+    cloud.sim().update_run(&run, RunChange::status("succeeded"));
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    wait_until("unread in the menu", LIMIT, || {
+        labels(&desktop, &item).iter().any(|l| l == "● Fix the flaky login test — Run finished")
+    });
+    let props: Value = serde_json::from_str(&desktop.sni(&["props", &item])).unwrap();
+    assert_eq!(props["Status"], "NeedsAttention");
+    desktop.screenshot("tray-unread");
+
+    // Mark all read: the unread mark goes, and so does the banner.
+    click(&desktop, &item, "Mark all read");
+    wait_until("read in the menu", LIMIT, || labels(&desktop, &item).iter().any(|l| l == "   Fix the flaky login test — Run finished"));
+    wait_until("the banner withdrawn", LIMIT, || desktop.events().iter().any(|e| e["event"] == "close"));
+
+    // Pause for an hour from the menu.
+    click(&desktop, &item, "For 1 hour");
+    wait_until("paused", LIMIT, || labels(&desktop, &item).iter().any(|l| l.starts_with("Notifications paused (")));
+    assert!(labels(&desktop, &item).contains(&"Resume".to_string()));
+    assert!(home.status()["paused"].is_string());
+
+    // A left click opens the history window; a second one does not open another.
+    desktop.sni(&["activate", &item]);
+    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    desktop.sni(&["activate", &item]);
+    std::thread::sleep(Duration::from_millis(500));
+    desktop.screenshot("history-window");
+    click(&desktop, &item, "Settings…");
+    wait_until("the settings window", LIMIT, || desktop.window_titled("cmux-tray — Settings"));
+    desktop.screenshot("settings-window");
+
+    // Quit ends the app cleanly.
+    click(&desktop, &item, "Quit");
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = app.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < LIMIT, "the app did not quit");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert!(!home.socket().exists(), "the socket is removed at quit");
+}
