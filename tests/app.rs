@@ -139,3 +139,72 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
     assert!(status.success(), "{status:?}");
     assert!(!home.socket().exists(), "the socket is removed at quit");
 }
+
+/// Waits for the app's tray item on the watcher and returns its name.
+fn tray_item(desktop: &DesktopSession) -> String {
+    let mut item = String::new();
+    wait_until("the tray registered with the watcher", LIMIT, || {
+        let items: Vec<String> = serde_json::from_str(&desktop.sni(&["items"])).unwrap();
+        item = items.first().cloned().unwrap_or_default();
+        !item.is_empty()
+    });
+    item
+}
+
+#[test]
+fn sign_in_from_the_tray_stays_signed_in_through_the_keyring_and_sign_out_removes_it() {
+    let desktop = DesktopSession::start_with_keyring_and_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let app = start_app(&home, &desktop, "");
+    let item = tray_item(&desktop);
+    wait_until("Sign in… in the menu", LIMIT, || labels(&desktop, &item).contains(&"Sign in…".to_string()));
+
+    // Sign in… opens the sign-in window, which starts the device flow and shows the code.
+    click(&desktop, &item, "Sign in…");
+    wait_until("the sign-in window", LIMIT, || desktop.window_titled("cmux-tray — Sign in"));
+    wait_until("a code to approve", LIMIT, || cloud.sim().last_user_code().is_some());
+    desktop.screenshot("sign-in-window");
+    assert!(cloud.sim().approve_device(&cloud.sim().last_user_code().unwrap(), &user.user_id));
+    wait_until("signed in, in the menu", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
+    let secret = desktop.keyring_lookup(&user.user_id).expect("the refresh token is in the Secret Service");
+    assert!(secret.starts_with("rt_"));
+
+    // Restarted: signed in again from the keyring, no token given.
+    drop(app);
+    let _ = std::fs::remove_file(home.socket());
+    let app = start_app(&home, &desktop, "");
+    let item = tray_item(&desktop);
+    wait_until("signed in again after the restart", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
+
+    // Sign out: the secret is deleted, the menu offers a sign-in again.
+    click(&desktop, &item, "Sign out");
+    wait_until("signed out", LIMIT, || labels(&desktop, &item).contains(&"Sign in…".to_string()));
+    assert_eq!(desktop.keyring_lookup(&user.user_id), None);
+    drop(app);
+}
+
+#[test]
+fn a_refused_refresh_shows_sign_in_again_in_the_tray() {
+    let desktop = DesktopSession::start_with_keyring_and_display();
+    let cloud = Cloud::start();
+    cloud.sim().set_access_ttl(Some(3600));
+    let user = cloud.sim().add_user("ada@example.com");
+    let run = cloud.sim().create_run(&user.user_id, "Keeps running");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _app = start_app(&home, &desktop, "");
+    let item = tray_item(&desktop);
+    click(&desktop, &item, "Sign in…");
+    wait_until("a code to approve", LIMIT, || cloud.sim().last_user_code().is_some());
+    assert!(cloud.sim().approve_device(&cloud.sim().last_user_code().unwrap(), &user.user_id));
+    wait_until("following the Run", LIMIT, || labels(&desktop, &item).contains(&"Following (1)".to_string()));
+    // The device is revoked on cmux.com: the next wait is refused, and so is the refresh.
+    cloud.sim().revoke_user_tokens(&user.user_id);
+    wait_until("sign in again, in the menu", LIMIT, || labels(&desktop, &item).contains(&"Sign in again (ada@example.com)".to_string()));
+    let props: Value = serde_json::from_str(&desktop.sni(&["props", &item])).unwrap();
+    assert_eq!(props["Status"], "NeedsAttention");
+    wait_until("one banner says so", LIMIT, || desktop.notifications().iter().any(|n| n["summary"] == "cmux-tray: sign in again"));
+    assert_eq!(desktop.keyring_lookup(&user.user_id), None, "the refused refresh token is not kept");
+    let _ = run;
+}

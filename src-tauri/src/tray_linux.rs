@@ -95,7 +95,14 @@ impl ksni::Tray for CmuxTray {
         let v = &self.view;
         let mut menu = Vec::new();
         if v.signed_in {
-            menu.push(disabled(v.account.clone()));
+            let sign_out = item("Sign out", |t| {
+                act(&t.engine, |e| async move {
+                    if let Err(err) = e.sign_out().await {
+                        tracing::error!("signing out: {err}");
+                    }
+                })
+            });
+            menu.push(SubMenu { label: v.account.clone(), submenu: vec![sign_out], ..Default::default() }.into());
         } else {
             menu.push(item(v.account.clone(), |t| windows::open(&t.app, Page::SignIn, None)));
         }

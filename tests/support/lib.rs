@@ -56,10 +56,23 @@ pub struct DesktopSession {
 }
 
 impl DesktopSession {
+    /// A virtual display, a tray host's watcher and a real Secret Service, for the tray app.
+    pub fn start_with_keyring_and_display() -> DesktopSession {
+        let mut session = DesktopSession::start_with_display();
+        session.start_keyring();
+        session
+    }
+
     /// The session with a real Secret Service on it too: gnome-keyring-daemon, its `login`
     /// keyring created and unlocked in this session's own folder.
     pub fn start_with_keyring() -> DesktopSession {
-        let session = DesktopSession::start();
+        let mut session = DesktopSession::start();
+        session.start_keyring();
+        session
+    }
+
+    fn start_keyring(&mut self) {
+        let session = &*self;
         let home = session.dir.path().join("keyring-home");
         std::fs::create_dir_all(home.join("data")).unwrap();
         let mut child = Command::new("gnome-keyring-daemon")
@@ -76,7 +89,6 @@ impl DesktopSession {
         drop(child.stdin.take());
         assert!(child.wait().unwrap().success());
         wait_until("the Secret Service on the bus", Duration::from_secs(10), || session.name_has_owner("org.freedesktop.secrets"));
-        session
     }
 
     /// The session with a virtual display (Xvfb) and a StatusNotifierWatcher, for the tray app.

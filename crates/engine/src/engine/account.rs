@@ -61,10 +61,16 @@ impl Engine {
     }
 
     /// Signs in with fresh tokens: the refresh token is saved, and the access token renewed.
+    /// The refresh token is saved before the sign-in is announced: whoever sees "signed in" and
+    /// quits at once finds it kept.
     pub async fn sign_in_with_tokens(&self, tokens: Tokens, team: Option<TeamId>) -> Result<Me, EngineError> {
-        let me = self.sign_in_with_token(tokens.access_token.clone(), team).await?;
-        if let Some(refresh) = tokens.refresh_token {
+        let cred = Credentials { access_token: tokens.access_token.clone(), team };
+        let me = self.who_is(&cred).await?;
+        if let Some(refresh) = &tokens.refresh_token {
             self.save_secret(&me.user_id, refresh.clone()).await;
+        }
+        let me = self.activate(me, cred)?;
+        if let Some(refresh) = tokens.refresh_token {
             self.spawn_renewal(&me.user_id, refresh, tokens.expires_in);
         }
         Ok(me)

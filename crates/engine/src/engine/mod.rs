@@ -241,14 +241,26 @@ impl Engine {
     /// account stops the follows of the one before (they stay saved under it) and resumes its own.
     /// Then the hand-off list (and the active Run list, where offered) is read in the background.
     pub async fn sign_in_with_token(&self, token: SecretString, team: Option<TeamId>) -> Result<Me, EngineError> {
-        let cred = Credentials { access_token: token, team: team.clone() };
+        let cred = Credentials { access_token: token, team };
+        let me = self.who_is(&cred).await?;
+        self.activate(me, cred)
+    }
+
+    /// Who the token belongs to (and whether the chosen team is theirs).
+    async fn who_is(&self, cred: &Credentials) -> Result<Me, EngineError> {
         let me = self.inner.cloud.me(&Credentials { team: None, ..cred.clone() }).await.map_err(EngineError::SignIn)?;
-        if let Some(team) = &team
+        if let Some(team) = &cred.team
             && !me.teams.iter().any(|t| &t.id == team)
         {
             let available = me.teams.iter().map(|t| t.id.to_string()).collect::<Vec<_>>().join(", ");
             return Err(EngineError::NoSuchTeam { team: team.to_string(), available });
         }
+        Ok(me)
+    }
+
+    /// Makes `me` the signed-in account with these credentials (see [`Self::sign_in_with_token`]).
+    fn activate(&self, me: Me, cred: Credentials) -> Result<Me, EngineError> {
+        let team = cred.team.clone();
         let row = AccountRow {
             user_id: me.user_id.clone(),
             email: me.email.clone(),
