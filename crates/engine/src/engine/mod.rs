@@ -546,12 +546,12 @@ impl Engine {
                 };
                 match result {
                     Ok(()) => return,
-                    Err(CloudError::StaleToken) => {
-                        this.sign_in_needed(&session.account);
-                        return;
-                    }
                     Err(e) => {
                         failures += 1;
+                        if matches!(e, CloudError::StaleToken) {
+                            // Renew (or sign out visibly) like any follow would; then read again.
+                            this.on_stale_token(&session.account);
+                        }
                         tracing::info!("reading the lists at sign-in: {e}");
                         let pause = pacing.after_failure(failures, e.retry_after(), Duration::ZERO, rand::random());
                         tokio::select! {
