@@ -208,3 +208,40 @@ fn a_refused_refresh_shows_sign_in_again_in_the_tray() {
     assert_eq!(desktop.keyring_lookup(&user.user_id), None, "the refused refresh token is not kept");
     let _ = run;
 }
+
+#[test]
+fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
+    let desktop = DesktopSession::start_with_display();
+    let home = Home::new("http://127.0.0.1:9", &desktop.address);
+    let log = home.dir.path().join("app.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let mut cmd = std::process::Command::new(bin("cmux-tray-app"));
+    cmd.arg("--demo").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in &home.env {
+        cmd.env(k, v);
+    }
+    let child = cmd.env("DISPLAY", desktop.display.as_deref().unwrap()).stdout(out.try_clone().unwrap()).stderr(out).spawn().unwrap();
+    let _app = App { child, log };
+    let item = tray_item(&desktop);
+    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    let expected = [
+        ("Fix the flaky login test", "Run finished"),
+        ("Refactor the parser", "Needs you"),
+        ("Tests passed", "parser — 412 passed in 38 s (cmux-tray wrap -- cargo test)"),
+        ("Refactor the parser", "Done — Pushed to parser-refactor; 3 files changed."),
+        ("Upgrade the build to the new toolchain", "Run failed"),
+    ];
+    wait_until("the whole story as banners", LIMIT, || desktop.notifications().len() >= expected.len());
+    let got: Vec<(String, String)> = desktop
+        .notifications()
+        .iter()
+        .map(|n| (n["summary"].as_str().unwrap().to_string(), n["body"].as_str().unwrap().to_string()))
+        .collect();
+    for (title, body) in expected {
+        assert!(got.iter().any(|(t, b)| t == title && b == body), "{title} / {body} in {got:?}");
+    }
+    assert!(labels(&desktop, &item).contains(&"demo@example.com".to_string()));
+    desktop.screenshot("demo-history");
+    // The person's own state was not touched.
+    assert!(!home.database().exists());
+}

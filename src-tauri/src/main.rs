@@ -6,10 +6,12 @@
 //!   closed (a webview costs ~300 MB while it exists).
 //! - `commands`: what the pages may ask of the engine.
 //! - `tray_linux`: the Linux tray, a StatusNotifierItem of our own (ksni), so a left click works.
+//! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
+mod demo;
 #[cfg(target_os = "linux")]
 mod tray_linux;
 mod windows;
@@ -25,6 +27,8 @@ pub struct AppState {
     pub engine: cmux_tray_engine::Engine,
     pub paths: Paths,
     host: Mutex<Option<Host>>,
+    /// `--demo`'s own folder, removed at quit.
+    demo_root: Option<std::path::PathBuf>,
 }
 
 fn main() {
@@ -47,11 +51,19 @@ fn main() {
             commands::open_sign_in_page,
         ])
         .setup(|app| {
-            let paths = Paths::from_env()?;
-            let env = std::env::vars().collect();
+            let demo = std::env::args().any(|a| a == "--demo");
+            let (paths, env) = if demo {
+                tauri::async_runtime::block_on(demo::prepare())?
+            } else {
+                (Paths::from_env()?, std::env::vars().collect())
+            };
             let host = tauri::async_runtime::block_on(Host::start(&paths, &env))?;
             let engine = host.engine.clone();
-            app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)) });
+            if demo {
+                demo::after_start(app.handle(), &engine);
+            }
+            let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
+            app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
             // Windows redraw when the engine says something changed.
             let handle = app.handle().clone();
             let mut events = engine.subscribe();
@@ -75,9 +87,13 @@ fn main() {
         // Closing the last window leaves the tray; only Quit (an exit code) ends the app.
         RunEvent::ExitRequested { api, code: None, .. } => api.prevent_exit(),
         RunEvent::Exit => {
-            let host = app.state::<AppState>().host.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let state = app.state::<AppState>();
+            let host = state.host.lock().unwrap_or_else(|p| p.into_inner()).take();
             if let Some(host) = host {
                 tauri::async_runtime::block_on(host.stop());
+            }
+            if let Some(root) = &state.demo_root {
+                let _ = std::fs::remove_dir_all(root);
             }
         }
         _ => {}

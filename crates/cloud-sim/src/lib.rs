@@ -9,12 +9,14 @@
 //! - [`faults`]: scripted faults (any status, `Retry-After`, delay, stall, reset, malformed or
 //!   oversized body) and the log of every request received, with headers and arrival time.
 //! - [`control`]: the same control API over HTTP under `/_sim/`, for other processes.
+//! - [`demo`]: the newcomer's story (a Run ends, a hand-off needs you …), for the demo modes.
 //!
 //! Time comes from tokio's clock, so a test with a paused clock sees holds and arrival times in
 //! virtual time. The simulator never reaches outside loopback.
 
 pub mod api;
 pub mod control;
+pub mod demo;
 pub mod faults;
 pub mod state;
 

@@ -5,8 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Parser;
-use cmux_cloud_sim::state::NewHandoff;
-use cmux_cloud_sim::{HandoffChange, RunChange, Sim};
+use cmux_cloud_sim::Sim;
 
 /// Serve a simulator of the cmux cloud API on loopback.
 #[derive(Parser)]
@@ -36,53 +35,18 @@ async fn main() -> anyhow::Result<()> {
     let running = cmux_cloud_sim::serve(sim.clone(), args.addr).await?;
     let mut out = std::io::stdout();
     writeln!(out, "origin {}", running.origin())?;
-    let email = args.user.or_else(|| args.demo.then(|| "demo@example.com".to_string()));
-    if let Some(email) = email {
+    if args.demo {
+        let story = cmux_cloud_sim::demo::seed(&sim);
+        writeln!(out, "user {} {}", story.user.user_id, story.user.email)?;
+        writeln!(out, "token {}", story.user.access_token)?;
+        tokio::spawn(cmux_cloud_sim::demo::play(sim.clone(), story, Duration::from_secs(5)));
+    } else if let Some(email) = args.user {
         let user = sim.add_user(&email);
         writeln!(out, "user {} {}", user.user_id, user.email)?;
         writeln!(out, "token {}", user.access_token)?;
-        out.flush()?;
-        if args.demo {
-            tokio::spawn(story(sim.clone(), user.user_id));
-        }
     }
     out.flush()?;
     tokio::signal::ctrl_c().await?;
     running.shutdown().await;
     Ok(())
-}
-
-/// Items exist before the engine signs in, so it adopts them from the lists; what changes after
-/// is news.
-async fn story(sim: Sim, owner: String) {
-    let run = sim.create_run(&owner, "Fix the flaky login test\n\nIt fails one time in ten on CI.");
-    let doomed = sim.create_run(&owner, "Upgrade the build to the new toolchain");
-    let handoff = sim.create_handoff(NewHandoff {
-        owner: owner.clone(),
-        title: Some("Refactor the parser".into()),
-        ..Default::default()
-    });
-    let step = |secs| tokio::time::sleep(Duration::from_secs(secs));
-    step(5).await;
-    tracing::info!("demo: the Run starts");
-    sim.update_run(&run, RunChange::status("running"));
-    sim.update_handoff(&handoff, HandoffChange::status("running"));
-    step(5).await;
-    tracing::info!("demo: the Run finishes");
-    sim.update_run(&run, RunChange::status("succeeded"));
-    step(5).await;
-    tracing::info!("demo: the hand-off needs you");
-    sim.update_handoff(
-        &handoff,
-        HandoffChange { status: Some("needs-you".into()), summary: Some("Which branch should I push to?".into()), ..Default::default() },
-    );
-    step(5).await;
-    tracing::info!("demo: the hand-off's turn is done");
-    sim.update_handoff(
-        &handoff,
-        HandoffChange { status: Some("done".into()), summary: Some("Pushed to parser-refactor; 3 files changed.".into()), ..Default::default() },
-    );
-    step(5).await;
-    tracing::info!("demo: the second Run fails");
-    sim.update_run(&doomed, RunChange::status("failed"));
 }
