@@ -245,3 +245,23 @@ fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
     // The person's own state was not touched.
     assert!(!home.database().exists());
 }
+
+#[test]
+fn a_click_on_a_runs_banner_opens_its_card_and_marks_it_read() {
+    let desktop = DesktopSession::start_with_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let run = cloud.sim().create_run(&user.user_id, "Ship the release notes");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    wait_until("following", LIMIT, || labels(&desktop, &item).contains(&"Following (1)".to_string()));
+    cloud.sim().update_run(&run, RunChange::status("succeeded"));
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    let banner = desktop.notifications()[0]["id"].as_u64().unwrap();
+    desktop.click(banner);
+    wait_until("the Run's card in the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    wait_until("read once shown", LIMIT, || labels(&desktop, &item).iter().any(|l| l == "   Ship the release notes — Run finished"));
+    wait_until("the banner withdrawn", LIMIT, || desktop.events().iter().any(|e| e["event"] == "close" && e["id"] == banner));
+    desktop.screenshot("run-card");
+}

@@ -19,6 +19,7 @@ mod windows;
 use std::sync::Mutex;
 
 use cmux_tray_cli::host::Host;
+use cmux_tray_engine::EngineEvent;
 use cmux_tray_engine::config::Paths;
 use tauri::{Emitter, Manager, RunEvent};
 
@@ -64,13 +65,20 @@ fn main() {
             }
             let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
             app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
-            // Windows redraw when the engine says something changed.
+            // Windows redraw when the engine says something changed; a click on a banner that
+            // only the app can answer (a Run's card, the history) opens its window.
             let handle = app.handle().clone();
             let mut events = engine.subscribe();
+            let clicked_engine = engine.clone();
             tauri::async_runtime::spawn(async move {
                 loop {
                     match events.recv().await {
-                        Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        Ok(EngineEvent::Clicked { notice }) => {
+                            let query = notice.item.strip_prefix("run:").map(|id| format!("run={id}"));
+                            windows::open(&handle, windows::Page::History, query.as_deref());
+                            let _ = clicked_engine.revealed(&notice.key).await;
+                        }
+                        Ok(EngineEvent::Changed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                             let _ = handle.emit("changed", ());
                         }
                         Err(_) => return,

@@ -460,6 +460,12 @@ impl Engine {
         Ok(keys.len())
     }
 
+    /// The shell showed what a click asked for (a card, the history): the notice is read.
+    pub async fn revealed(&self, notice_key: &str) -> Result<(), EngineError> {
+        self.inner.outbox.mark_read(notice_key, self.inner.clock.now_ms())?;
+        self.withdraw_banners_of(&[notice_key.to_string()]).await
+    }
+
     /// What the tray shows now.
     pub fn tray_view(&self) -> Result<crate::view::TrayView, EngineError> {
         Ok(crate::view::tray_view(&self.status()?))
@@ -644,7 +650,13 @@ impl Engine {
     /// A click: open what the notice points at, and mark it read only when that worked. What
     /// only the app can show (a card, the history) goes to the shell as an event.
     async fn reveal(&self, notice: StoredNotice) {
-        match crate::reveal::target(&notice) {
+        // A cloud session a terminal reported (session.attach) is revealed in that terminal.
+        let session_surface = notice.session_id.as_deref().and_then(|s| self.inner.outbox.session_surface(s).ok().flatten());
+        let target = match session_surface.and_then(|(ws, sf)| crate::reveal::surface_link(Some(&ws), sf.as_deref())) {
+            Some(link) => crate::reveal::Target::Link(link),
+            None => crate::reveal::target(&notice),
+        };
+        match target {
             crate::reveal::Target::Link(url) => match crate::reveal::open_link(&url).await {
                 Ok(()) => {
                     tracing::info!(key = %notice.key, %url, "revealed");
