@@ -265,3 +265,37 @@ fn a_click_on_a_runs_banner_opens_its_card_and_marks_it_read() {
     wait_until("the banner withdrawn", LIMIT, || desktop.events().iter().any(|e| e["event"] == "close" && e["id"] == banner));
     desktop.screenshot("run-card");
 }
+
+#[test]
+fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_tray() {
+    let desktop = DesktopSession::start_with_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    wait_until("signed in", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
+    // Made after sign-in, so only the link can make the app follow it.
+    let run = cloud.sim().create_run(&user.user_id, "Handed over by a link");
+    let mut open = std::process::Command::new("xdg-open");
+    open.arg(format!("cmux-tray://follow/run/{run}")).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in &home.env {
+        open.env(k, v);
+    }
+    let status = open.env("DISPLAY", desktop.display.as_deref().unwrap()).status().unwrap();
+    assert!(status.success(), "xdg-open found the registered handler");
+    wait_until("the first instance follows the Run", LIMIT, || labels(&desktop, &item).contains(&"Following (1)".to_string()));
+    let items: Vec<String> = serde_json::from_str(&desktop.sni(&["items"])).unwrap();
+    assert_eq!(items.len(), 1, "no second tray: {items:?}");
+    assert!(app.child.try_wait().unwrap().is_none(), "the first instance runs on");
+    // A bad link changes nothing and starts nothing.
+    let mut bad = std::process::Command::new(bin("cmux-tray-app"));
+    bad.arg("cmux-tray://follow/run/run_../../etc").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in &home.env {
+        bad.env(k, v);
+    }
+    let status = bad.env("DISPLAY", desktop.display.as_deref().unwrap()).status().unwrap();
+    assert!(status.success(), "the second launch hands over and exits");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(labels(&desktop, &item).iter().filter(|l| l.starts_with("Following (")).collect::<Vec<_>>(), ["Following (1)"]);
+}

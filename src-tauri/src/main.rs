@@ -7,11 +7,13 @@
 //! - `commands`: what the pages may ask of the engine.
 //! - `tray_linux`: the Linux tray, a StatusNotifierItem of our own (ksni), so a left click works.
 //! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
+//! - `links`: `cmux-tray://` links, one instance per user, and the scheme's registration.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
 mod demo;
+mod links;
 #[cfg(target_os = "linux")]
 mod tray_linux;
 mod windows;
@@ -40,6 +42,9 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     let app = tauri::Builder::default()
+        // First: a second launch hands its link to this one and exits before it starts anything.
+        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| links::second_launch(app, &argv)))
+        .plugin(tauri_plugin_deep_link::init())
         .invoke_handler(tauri::generate_handler![
             commands::view,
             commands::history,
@@ -63,6 +68,7 @@ fn main() {
             if demo {
                 demo::after_start(app.handle(), &engine);
             }
+            links::start(app.handle(), &engine);
             let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
             app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
             // Windows redraw when the engine says something changed; a click on a banner that

@@ -29,6 +29,11 @@ pub enum ConfigError {
     NoDirectories,
 }
 
+/// The user's data directory (`$XDG_DATA_HOME` on Linux), where desktop entries live too.
+pub fn data_home() -> Option<PathBuf> {
+    dirs::data_dir()
+}
+
 /// Where things live on this machine.
 #[derive(Clone, Debug)]
 pub struct Paths {

@@ -91,3 +91,81 @@ mod tests {
         }
     }
 }
+
+/// What a `cmux-tray://` link asks of the app. Only checked ids and known routes are accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppLink {
+    /// `cmux-tray://follow/run/<run id>`
+    FollowRun(crate::cloud::RunId),
+    /// `cmux-tray://follow/handoff/<hand-off id>`
+    FollowHandoff(crate::cloud::HandoffId),
+    /// `cmux-tray://open/<notice key>` (the key percent-encoded): its card or the history.
+    Open(String),
+}
+
+impl AppLink {
+    pub fn parse(text: &str) -> Result<AppLink, String> {
+        let url = url::Url::parse(text).map_err(|e| format!("{text:?} is not a link: {e}"))?;
+        if url.scheme() != "cmux-tray" {
+            return Err(format!("{text:?}: only cmux-tray:// links are handled"));
+        }
+        if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() || url.port().is_some() {
+            return Err(format!("{text:?}: a cmux-tray link has no query, fragment, user or port"));
+        }
+        let parts: Vec<&str> = url.path().trim_start_matches('/').split('/').collect();
+        match (url.host_str(), parts.as_slice()) {
+            (Some("follow"), ["run", id]) => crate::cloud::RunId::parse(id).map(AppLink::FollowRun).map_err(|e| e.to_string()),
+            (Some("follow"), ["handoff", id]) => {
+                crate::cloud::HandoffId::parse(id).map(AppLink::FollowHandoff).map_err(|e| e.to_string())
+            }
+            (Some("open"), [key]) if !key.is_empty() => {
+                let key = percent_decode(key).ok_or_else(|| format!("{text:?}: the notice key is not valid UTF-8"))?;
+                Ok(AppLink::Open(key))
+            }
+            _ => Err(format!("{text:?}: expected cmux-tray://follow/run/<id>, follow/handoff/<id> or open/<notice>")),
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    #[test]
+    fn app_links_take_checked_ids_only() {
+        assert_eq!(
+            AppLink::parse("cmux-tray://follow/run/run_0123456789abcdef0123"),
+            Ok(AppLink::FollowRun(crate::cloud::RunId::parse("run_0123456789abcdef0123").unwrap()))
+        );
+        assert!(matches!(AppLink::parse("cmux-tray://follow/handoff/ho_0123456789abcdef0123"), Ok(AppLink::FollowHandoff(_))));
+        assert_eq!(AppLink::parse("cmux-tray://open/run%3Arun_0123456789abcdef0123"), Ok(AppLink::Open("run:run_0123456789abcdef0123".into())));
+        for bad in [
+            "cmux-tray://follow/run/run_../../etc",
+            "cmux-tray://follow/run/ho_0123456789abcdef0123",
+            "cmux-tray://follow/run/run_0123456789abcdef0123?x=1",
+            "cmux-tray://delete/everything",
+            "https://follow/run/run_0123456789abcdef0123",
+            "cmux-tray://open/",
+            "not a link",
+        ] {
+            assert!(AppLink::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

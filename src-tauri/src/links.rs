@@ -1,0 +1,98 @@
+//! `cmux-tray://` links (`follow/run/<id>`, `follow/handoff/<id>`, `open/<notice>`), one app
+//! instance per user, and the scheme's registration.
+//!
+//! A second launch (a link opened while the app runs) hands its arguments to the running
+//! instance through tauri-plugin-single-instance, which passes links on to
+//! tauri-plugin-deep-link; the link is parsed by the engine's `AppLink` (checked ids only).
+//!
+//! On Linux the scheme is registered here rather than by the plugin: the plugin's `.desktop`
+//! file quotes its `Exec=` path, which Debian 12's xdg-utils 1.1.3 cannot read, so `xdg-open`
+//! of a link fails. Ours writes the path unquoted (it quotes only when it must) and makes it
+//! the default handler with `xdg-mime`.
+
+use cmux_tray_engine::Engine;
+use cmux_tray_engine::reveal::AppLink;
+use tauri::AppHandle;
+use tauri_plugin_deep_link::DeepLinkExt;
+
+use crate::windows::{self, Page};
+
+/// Handles the links this instance was started with, and those handed to it later.
+pub fn start(app: &AppHandle, engine: &Engine) {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = register_scheme() {
+        tracing::warn!("registering cmux-tray:// links: {e}");
+    }
+    let handle = app.clone();
+    let e = engine.clone();
+    app.deep_link().on_open_url(move |event| {
+        for url in event.urls() {
+            open(&handle, &e, url.as_str());
+        }
+    });
+    if let Ok(Some(urls)) = app.deep_link().get_current() {
+        for url in urls {
+            open(app, engine, url.as_str());
+        }
+    }
+}
+
+/// Another launch while this one runs: without a link, bring the app forward.
+pub fn second_launch(app: &AppHandle, argv: &[String]) {
+    let has_link = argv.iter().skip(1).any(|a| a.starts_with("cmux-tray:"));
+    tracing::info!(has_link, "a second launch was handed over");
+    if !has_link {
+        windows::open(app, Page::History, None);
+    }
+}
+
+fn open(app: &AppHandle, engine: &Engine, url: &str) {
+    let link = match AppLink::parse(url) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!("ignored a link: {e}");
+            return;
+        }
+    };
+    tracing::info!(?link, "link");
+    let done = match &link {
+        AppLink::FollowRun(id) => engine.follow_run(id).map_err(|e| e.to_string()),
+        AppLink::FollowHandoff(id) => engine.follow_handoff(id).map_err(|e| e.to_string()),
+        AppLink::Open(key) => {
+            let query = key.strip_prefix("run:").map(|id| format!("run={id}"));
+            windows::open(app, Page::History, query.as_deref());
+            Ok(())
+        }
+    };
+    if let Err(e) = done {
+        tracing::warn!("{url}: {e}");
+    }
+}
+
+/// Writes `$XDG_DATA_HOME/applications/dev.cmux.tray.desktop` and makes it the handler of
+/// `x-scheme-handler/cmux-tray`.
+#[cfg(target_os = "linux")]
+fn register_scheme() -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let exe = exe.to_string_lossy();
+    // The Desktop Entry spec's quoting, used only when the path needs it.
+    let exec = if exe.chars().any(|c| c.is_whitespace() || "\"'\\$`".contains(c)) {
+        format!("\"{}\"", exe.replace('\\', "\\\\").replace('"', "\\\"").replace('$', "\\$").replace('`', "\\`"))
+    } else {
+        exe.into_owned()
+    };
+    let dir = cmux_tray_engine::config::data_home().ok_or_else(|| anyhow::anyhow!("no data directory (set HOME or XDG_DATA_HOME)"))?.join("applications");
+    std::fs::create_dir_all(&dir)?;
+    let entry = format!(
+        "[Desktop Entry]\nType=Application\nName=cmux-tray\nComment=Banners when cloud Runs and hand-offs need you\nExec={exec} %u\nTerminal=false\nNoDisplay=true\nMimeType=x-scheme-handler/cmux-tray;\n"
+    );
+    let file = dir.join("dev.cmux.tray.desktop");
+    if std::fs::read_to_string(&file).ok().as_deref() != Some(entry.as_str()) {
+        std::fs::write(&file, entry)?;
+    }
+    let status = std::process::Command::new("xdg-mime")
+        .args(["default", "dev.cmux.tray.desktop", "x-scheme-handler/cmux-tray"])
+        .status()?;
+    anyhow::ensure!(status.success(), "xdg-mime default failed ({status})");
+    Ok(())
+}
