@@ -299,3 +299,72 @@ fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_t
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(labels(&desktop, &item).iter().filter(|l| l.starts_with("Following (")).collect::<Vec<_>>(), ["Following (1)"]);
 }
+
+/// The app's WebKitWebProcess children.
+fn web_processes(app_pid: u32) -> usize {
+    let out = std::process::Command::new("pgrep").args(["-P", &app_pid.to_string(), "-f", "WebKitWebProcess"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+fn app_pid(home: &Home) -> u32 {
+    let out = std::process::Command::new("pgrep").args(["-n", "-f", "cmux-tray-app"]).output().unwrap();
+    let _ = home;
+    String::from_utf8_lossy(&out.stdout).trim().parse().expect("the app runs")
+}
+
+#[test]
+fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed() {
+    use cmux_tray_e2e::webdriver::WebDriver;
+    let desktop = DesktopSession::start_with_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
+    let field = wd.find(r#"[id="delivery.quiet_hours.windows"]"#);
+    wd.type_into(&field, "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
+    wd.click(&wd.find(r#"[id="save-delivery.quiet_hours.windows"]"#));
+    let message = wd.find("#message");
+    wait_until("saved", LIMIT, || wd.text(&message).contains("saved"));
+    let config = std::fs::read_to_string(home.config_file()).unwrap();
+    assert!(config.contains("mon-fri 22:00-07:00") && config.contains("sat,sun 23:00-09:00"), "{config}");
+    // A bad value is refused with the key named, and the file keeps the good one.
+    let cooldown = wd.find(r#"[id="delivery.sound_cooldown"]"#);
+    wd.type_into(&cooldown, "soon");
+    wd.click(&wd.find(r#"[id="save-delivery.sound_cooldown"]"#));
+    wait_until("refused", LIMIT, || wd.text(&message).contains("delivery.sound_cooldown"));
+    assert_eq!(std::fs::read_to_string(home.config_file()).unwrap(), config);
+    // Open at login: an autostart entry that starts the tray alone.
+    wd.click(&wd.find("#open-at-login"));
+    wait_until("open at login answered", LIMIT, || wd.text(&message).contains("Open at login"));
+    let said = wd.text(&message);
+    assert!(said.contains("Open at login on"), "{said}");
+    // tauri-plugin-autostart (auto-launch) writes under $HOME/.config, whatever XDG_CONFIG_HOME says.
+    let autostart = home.dir.path().join("home/.config/autostart/cmux-tray.desktop");
+    assert!(autostart.exists());
+    assert!(std::fs::read_to_string(&autostart).unwrap().contains("--hidden"));
+    desktop.screenshot("settings-saved");
+
+    // Closed: the window and its web process are gone; the tray stays.
+    let pid = app_pid(&home);
+    assert!(web_processes(pid) >= 1);
+    // Closed from the window itself, as a person's close is (a WebDriver close would end the
+    // automated app with its last window).
+    wd.call(
+        "POST",
+        &wd.session_path("/execute/sync"),
+        Some(serde_json::json!({"script": "window.__TAURI__.window.getCurrentWindow().close(); return 1;", "args": []})),
+    );
+    wait_until("the window closed", LIMIT, || !desktop.window_titled("cmux-tray — Settings"));
+    wait_until("no web process left", LIMIT, || web_processes(pid) == 0);
+    assert_eq!(app_pid(&home), pid, "the app lives on in the tray");
+    let item = tray_item(&desktop);
+
+    // Reopened from the tray: a new window shows the setting that was kept.
+    click(&desktop, &item, "Settings…");
+    wait_until("the settings window again", LIMIT, || desktop.window_titled("cmux-tray — Settings"));
+    wait_until("the new window seen by the driver", LIMIT, || !wd.handles().is_empty());
+    let handle = wd.handles().remove(0);
+    wd.call("POST", &wd.session_path("/window"), Some(serde_json::json!({"handle": handle})));
+    let field = wd.find(r#"[id="delivery.quiet_hours.windows"]"#);
+    wait_until("the kept value", LIMIT, || wd.property(&field, "value") == "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
+}

@@ -65,3 +65,31 @@ pub async fn open_sign_in_page(state: State<'_, AppState>) -> Result<(), String>
     let start = state.engine.pending_device_url().ok_or("no sign-in under way")?;
     std::process::Command::new("xdg-open").arg(start).spawn().map(drop).map_err(text)
 }
+
+/// Whether the app opens at login (tauri-plugin-autostart; started with `--hidden`).
+#[tauri::command]
+pub fn open_at_login(app: tauri::AppHandle) -> Result<bool, String> {
+    use tauri_plugin_autostart::ManagerExt;
+    app.autolaunch().is_enabled().map_err(text)
+}
+
+#[tauri::command]
+pub fn set_open_at_login(app: tauri::AppHandle, enabled: bool) -> Result<(), String> {
+    use tauri_plugin_autostart::ManagerExt;
+    let launch = app.autolaunch();
+    if enabled { launch.enable() } else { launch.disable() }.map_err(text)
+}
+
+/// Where things are, for the settings window: the API and auth origins, the socket.
+#[tauri::command]
+pub fn about(state: State<'_, AppState>) -> Vec<(String, String)> {
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let settings = cmux_tray_engine::config::Settings::load(&state.paths.config_file, &env).ok();
+    let mut rows = vec![("local socket".to_string(), state.paths.socket().display().to_string())];
+    if let Some(s) = settings {
+        rows.insert(0, ("auth URL (cloud.auth_url)".into(), s.auth_url));
+        rows.insert(0, ("API URL (cloud.api_url)".into(), s.api_url));
+    }
+    rows.push(("log".into(), state.paths.log_dir().display().to_string()));
+    rows
+}

@@ -34,17 +34,45 @@ pub struct AppState {
     demo_root: Option<std::path::PathBuf>,
 }
 
+/// Logs to stderr and, since a tray app has no terminal, to a file a day in the log directory
+/// (a week of them kept). Returns the guard that flushes the file at exit.
+fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = || tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into());
+    let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let file = Paths::from_env().ok().and_then(|p| {
+        std::fs::create_dir_all(p.log_dir()).ok()?;
+        tracing_appender::rolling::Builder::new()
+            .rotation(tracing_appender::rolling::Rotation::DAILY)
+            .filename_prefix("cmux-tray")
+            .filename_suffix("log")
+            .max_log_files(7)
+            .build(p.log_dir())
+            .ok()
+    });
+    match file {
+        Some(appender) => {
+            let (writer, guard) = tracing_appender::non_blocking(appender);
+            let file_layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(writer);
+            tracing_subscriber::registry().with(filter()).with(stderr).with(file_layer).init();
+            Some(guard)
+        }
+        None => {
+            tracing_subscriber::registry().with(filter()).with(stderr).init();
+            None
+        }
+    }
+}
+
 fn main() {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    let _log = start_logging();
     let app = tauri::Builder::default()
         // First: a second launch hands its link to this one and exits before it starts anything.
         .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| links::second_launch(app, &argv)))
         .plugin(tauri_plugin_deep_link::init())
+        // Open at login starts the tray alone, no window.
+        .plugin(tauri_plugin_autostart::Builder::new().app_name("cmux-tray").arg("--hidden").build())
         .invoke_handler(tauri::generate_handler![
             commands::view,
             commands::history,
@@ -55,6 +83,9 @@ fn main() {
             commands::sign_in_start,
             commands::sign_in_wait,
             commands::open_sign_in_page,
+            commands::open_at_login,
+            commands::set_open_at_login,
+            commands::about,
         ])
         .setup(|app| {
             let demo = std::env::args().any(|a| a == "--demo");
@@ -69,6 +100,14 @@ fn main() {
                 demo::after_start(app.handle(), &engine);
             }
             links::start(app.handle(), &engine);
+            // `--open history|settings|signin`: a window at start (what a launcher or a test wants).
+            let args: Vec<String> = std::env::args().collect();
+            if let Some(page) = args.iter().position(|a| a == "--open").and_then(|i| args.get(i + 1)) {
+                match windows::Page::parse(page) {
+                    Some(p) => windows::open(app.handle(), p, None),
+                    None => tracing::warn!("--open {page}: expected history, settings or signin"),
+                }
+            }
             let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
             app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
             // Windows redraw when the engine says something changed; a click on a banner that

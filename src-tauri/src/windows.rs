@@ -11,6 +11,10 @@ pub enum Page {
 }
 
 impl Page {
+    pub fn parse(name: &str) -> Option<Page> {
+        [Page::History, Page::Settings, Page::SignIn].into_iter().find(|p| p.label() == name)
+    }
+
     fn label(self) -> &'static str {
         match self {
             Page::History => "history",

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod webdriver;
+
 /// A binary of this workspace. `cargo test -p cmux-tray-e2e` does not rebuild the binaries of
 /// other packages, so the first call builds them (a no-op when they are current): a test never
 /// runs a stale daemon.

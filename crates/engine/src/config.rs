@@ -64,6 +64,11 @@ impl Paths {
         self.data_dir.join("engine.lock")
     }
 
+    /// Where the app writes its log (one file a day, a week kept): `$XDG_STATE_HOME` on Linux.
+    pub fn log_dir(&self) -> PathBuf {
+        dirs::state_dir().or_else(dirs::data_local_dir).unwrap_or_else(|| self.data_dir.clone()).join(APP).join("logs")
+    }
+
     /// The local socket (docs/local-socket.md).
     pub fn socket(&self) -> PathBuf {
         self.runtime_dir.join("cmux.sock")

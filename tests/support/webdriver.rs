@@ -1,0 +1,108 @@
+//! A small WebDriver client for the app's windows: tauri-driver in front of WebKitWebDriver,
+//! spoken to over loopback HTTP with curl (a few calls; no client library needed for that).
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::{Home, bin, wait_until};
+
+pub struct WebDriver {
+    port: u16,
+    driver: Child,
+    pub session: String,
+}
+
+impl WebDriver {
+    /// Starts tauri-driver and a session on the app with `args`, in `home`'s environment.
+    pub fn start(home: &Home, display: &str, args: &[&str], extra_env: &[(&str, &str)]) -> WebDriver {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let native = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut cmd = Command::new("tauri-driver");
+        cmd.args(["--port", &port.to_string(), "--native-port", &native.to_string(), "--native-driver", "/usr/bin/WebKitWebDriver"]);
+        cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+        for (k, v) in &home.env {
+            cmd.env(k, v);
+        }
+        cmd.env("DISPLAY", display); // the virtual display, over the home's placeholder
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let driver = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("tauri-driver runs (cargo install tauri-driver)");
+        wait_until("tauri-driver listening", Duration::from_secs(20), || TcpStream::connect(("127.0.0.1", port)).is_ok());
+        let mut wd = WebDriver { port, driver, session: String::new() };
+        let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {
+            "application": bin("cmux-tray-app").display().to_string(),
+            "args": args,
+        }}}});
+        let created = wd.call("POST", "/session", Some(caps));
+        wd.session = created["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {created}")).to_string();
+        wd
+    }
+
+    /// One WebDriver command; returns the JSON answer (curl speaks the HTTP).
+    pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let url = format!("http://127.0.0.1:{}{path}", self.port);
+        let mut cmd = Command::new("curl");
+        cmd.args(["-s", "-m", "60", "-X", method, "-H", "Content-Type: application/json", &url]);
+        if let Some(body) = body {
+            cmd.args(["-d", &body.to_string()]);
+        }
+        let out = cmd.output().expect("curl runs (package curl)");
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+    }
+
+    pub fn session_path(&self, rest: &str) -> String {
+        format!("/session/{}{rest}", self.session)
+    }
+
+    /// The element matching a CSS selector, waiting for it to appear.
+    pub fn find(&self, css: &str) -> String {
+        let mut id = String::new();
+        wait_until(&format!("element {css}"), Duration::from_secs(30), || {
+            let r = self.call("POST", &self.session_path("/element"), Some(json!({"using": "css selector", "value": css})));
+            match r["value"].as_object().and_then(|o| o.values().next()).and_then(Value::as_str) {
+                Some(e) if r["value"].get("error").is_none() => {
+                    id = e.to_string();
+                    true
+                }
+                _ => false,
+            }
+        });
+        id
+    }
+
+    pub fn text(&self, element: &str) -> String {
+        self.call("GET", &self.session_path(&format!("/element/{element}/text")), None)["value"].as_str().unwrap_or("").to_string()
+    }
+
+    pub fn property(&self, element: &str, name: &str) -> Value {
+        self.call("GET", &self.session_path(&format!("/element/{element}/property/{name}")), None)["value"].clone()
+    }
+
+    pub fn type_into(&self, element: &str, text: &str) {
+        self.call("POST", &self.session_path(&format!("/element/{element}/clear")), Some(json!({})));
+        self.call("POST", &self.session_path(&format!("/element/{element}/value")), Some(json!({"text": text})));
+    }
+
+    pub fn click(&self, element: &str) {
+        self.call("POST", &self.session_path(&format!("/element/{element}/click")), Some(json!({})));
+    }
+
+    pub fn handles(&self) -> Vec<String> {
+        let r = self.call("GET", &self.session_path("/window/handles"), None);
+        r["value"].as_array().map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect()).unwrap_or_default()
+    }
+}
+
+impl Drop for WebDriver {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            self.call("DELETE", &format!("/session/{}", self.session), None);
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
