@@ -368,3 +368,26 @@ fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed()
     let field = wd.find(r#"[id="delivery.quiet_hours.windows"]"#);
     wait_until("the kept value", LIMIT, || wd.property(&field, "value") == "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
 }
+
+#[test]
+fn a_banner_shown_by_dunst_and_clicked_opens_the_terminal_it_came_from() {
+    let desktop = DesktopSession::start_with_dunst_and_display();
+    let home = Home::new("http://127.0.0.1:9", &desktop.address);
+    let opened = home.register_cmux_handler();
+    let _app = start_app(&home, &desktop, "");
+    let _item = tray_item(&desktop);
+    let ws = "D9C269B8-1A2B-4C3D-8E9F-0123456789AB";
+    let sf = "B9DD280A-0000-0000-0000-000000000001";
+    let out = home
+        .command(&["notify", "--title", "Tests passed", "--body", "412 green"])
+        .env("CMUX_WORKSPACE_ID", ws)
+        .env("CMUX_SURFACE_ID", sf)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    wait_until("dunst shows the banner", LIMIT, || desktop.dunstctl(&["count", "displayed"]).trim() == "1");
+    desktop.screenshot("dunst-banner");
+    desktop.dunstctl(&["action", "0"]);
+    wait_until("the link opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| !t.is_empty()));
+    assert_eq!(std::fs::read_to_string(&opened).unwrap().trim(), format!("cmux://workspace/{ws}/surface/{sf}"));
+}

@@ -51,7 +51,7 @@ pub struct DesktopSession {
     pub dir: tempfile::TempDir,
     pub address: String,
     bus: Child,
-    recorder: Child,
+    recorder: Option<Child>,
     extras: Vec<Child>,
     /// `:N` when a virtual display runs.
     pub display: Option<String>,
@@ -95,7 +95,11 @@ impl DesktopSession {
 
     /// The session with a virtual display (Xvfb) and a StatusNotifierWatcher, for the tray app.
     pub fn start_with_display() -> DesktopSession {
-        let mut session = DesktopSession::start();
+        DesktopSession::start().with_display()
+    }
+
+    fn with_display(self) -> DesktopSession {
+        let mut session = self;
         for _ in 0..20 {
             let n = 100 + rand::random_range(0..800);
             if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
@@ -193,6 +197,37 @@ impl DesktopSession {
     }
 
     pub fn start() -> DesktopSession {
+        Self::start_bus(true)
+    }
+
+    /// A virtual display, the watcher, and the real dunst as the notification server (instead
+    /// of the recorder): `dunstctl` clicks its banners.
+    pub fn start_with_dunst_and_display() -> DesktopSession {
+        let session = Self::start_bus(false);
+        let mut session = session.with_display();
+        let config = session.dir.path().join("dunstrc");
+        std::fs::write(&config, "[global]\n    timeout = 0\n    follow = none\n").unwrap();
+        let dunst = Command::new("dunst")
+            .arg("-config")
+            .arg(&config)
+            .env("DBUS_SESSION_BUS_ADDRESS", &session.address)
+            .env("DISPLAY", session.display.clone().unwrap())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dunst starts (package dunst)");
+        session.extras.push(dunst);
+        wait_until("dunst on the bus", Duration::from_secs(10), || session.name_has_owner("org.freedesktop.Notifications"));
+        session
+    }
+
+    /// `dunstctl ARGS` on this session's bus.
+    pub fn dunstctl(&self, args: &[&str]) -> String {
+        let out = Command::new("dunstctl").args(args).env("DBUS_SESSION_BUS_ADDRESS", &self.address).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn start_bus(recorder: bool) -> DesktopSession {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("bus");
         let address = format!("unix:path={}", socket.display());
@@ -205,17 +240,20 @@ impl DesktopSession {
         wait_until("the private bus", Duration::from_secs(10), || socket.exists());
         let log = dir.path().join("notifications.jsonl");
         std::fs::write(&log, "").unwrap();
-        let recorder = Command::new("/usr/bin/python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py"))
-            .arg(&log)
-            .env("DBUS_SESSION_BUS_ADDRESS", &address)
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the notification recorder starts (python3-dbus, python3-gi)");
-        let session = DesktopSession { dir, address, bus, recorder, extras: Vec::new(), display: None };
-        wait_until("the notification server on the bus", Duration::from_secs(10), || {
-            session.events().iter().any(|e| e["event"] == "ready")
-        });
+        let mut session = DesktopSession { dir, address, bus, recorder: None, extras: Vec::new(), display: None };
+        if recorder {
+            let child = Command::new("/usr/bin/python3")
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py"))
+                .arg(&log)
+                .env("DBUS_SESSION_BUS_ADDRESS", &session.address)
+                .stderr(Stdio::inherit())
+                .spawn()
+                .expect("the notification recorder starts (python3-dbus, python3-gi)");
+            session.recorder = Some(child);
+            wait_until("the notification server on the bus", Duration::from_secs(10), || {
+                session.events().iter().any(|e| e["event"] == "ready")
+            });
+        }
         session
     }
 
@@ -256,9 +294,11 @@ impl Drop for DesktopSession {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let _ = self.recorder.kill();
+        if let Some(r) = &mut self.recorder {
+            let _ = r.kill();
+            let _ = r.wait();
+        }
         let _ = self.bus.kill();
-        let _ = self.recorder.wait();
         let _ = self.bus.wait();
     }
 }
