@@ -29,12 +29,8 @@ impl Drop for App {
 fn start_app(home: &Home, desktop: &DesktopSession, token: &str) -> App {
     let log = home.dir.path().join("app.log");
     let out = std::fs::File::create(&log).unwrap();
-    let mut cmd = std::process::Command::new(bin("cmux-tray-app"));
-    cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
-    for (k, v) in &home.env {
-        cmd.env(k, v);
-    }
-    let child = cmd
+    let child = home
+        .program(&bin("cmux-tray-app"), &[])
         .env("DISPLAY", desktop.display.as_deref().unwrap())
         .env("CMUX_TRAY_TOKEN", token)
         .stdout(out.try_clone().unwrap())
@@ -215,12 +211,13 @@ fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
     let home = Home::new("http://127.0.0.1:9", &desktop.address);
     let log = home.dir.path().join("app.log");
     let out = std::fs::File::create(&log).unwrap();
-    let mut cmd = std::process::Command::new(bin("cmux-tray-app"));
-    cmd.arg("--demo").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
-    for (k, v) in &home.env {
-        cmd.env(k, v);
-    }
-    let child = cmd.env("DISPLAY", desktop.display.as_deref().unwrap()).stdout(out.try_clone().unwrap()).stderr(out).spawn().unwrap();
+    let child = home
+        .program(&bin("cmux-tray-app"), &["--demo"])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap();
     let _app = App { child, log };
     let item = tray_item(&desktop);
     wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
@@ -277,24 +274,23 @@ fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_t
     wait_until("signed in", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
     // Made after sign-in, so only the link can make the app follow it.
     let run = cloud.sim().create_run(&user.user_id, "Handed over by a link");
-    let mut open = std::process::Command::new("xdg-open");
-    open.arg(format!("cmux-tray://follow/run/{run}")).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
-    for (k, v) in &home.env {
-        open.env(k, v);
-    }
-    let status = open.env("DISPLAY", desktop.display.as_deref().unwrap()).status().unwrap();
+    let link = format!("cmux-tray://follow/run/{run}");
+    let status = home
+        .program(std::path::Path::new("xdg-open"), &[&link])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .status()
+        .unwrap();
     assert!(status.success(), "xdg-open found the registered handler");
     wait_until("the first instance follows the Run", LIMIT, || labels(&desktop, &item).contains(&"Following (1)".to_string()));
     let items: Vec<String> = serde_json::from_str(&desktop.sni(&["items"])).unwrap();
     assert_eq!(items.len(), 1, "no second tray: {items:?}");
     assert!(app.child.try_wait().unwrap().is_none(), "the first instance runs on");
     // A bad link changes nothing and starts nothing.
-    let mut bad = std::process::Command::new(bin("cmux-tray-app"));
-    bad.arg("cmux-tray://follow/run/run_../../etc").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
-    for (k, v) in &home.env {
-        bad.env(k, v);
-    }
-    let status = bad.env("DISPLAY", desktop.display.as_deref().unwrap()).status().unwrap();
+    let status = home
+        .program(&bin("cmux-tray-app"), &["cmux-tray://follow/run/run_../../etc"])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .status()
+        .unwrap();
     assert!(status.success(), "the second launch hands over and exits");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(labels(&desktop, &item).iter().filter(|l| l.starts_with("Following (")).collect::<Vec<_>>(), ["Following (1)"]);

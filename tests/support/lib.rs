@@ -370,19 +370,19 @@ impl Home {
             ),
         )
         .unwrap();
-        let mut mime = Command::new("xdg-mime");
-        mime.args(["default", "cmux-link-recorder.desktop", "x-scheme-handler/cmux"]).env_clear();
-        mime.env("PATH", std::env::var("PATH").unwrap_or_default());
-        for (k, v) in &self.env {
-            mime.env(k, v);
-        }
+        let mut mime = self.program(Path::new("xdg-mime"), &["default", "cmux-link-recorder.desktop", "x-scheme-handler/cmux"]);
         assert!(mime.status().expect("xdg-mime runs (package xdg-utils)").success());
         opened
     }
 
     /// A `cmux-tray` command in this home.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin("cmux-tray"));
+        self.program(&bin("cmux-tray"), args)
+    }
+
+    /// Any program in this home's environment alone (nothing of the test runner's but PATH).
+    pub fn program(&self, program: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(program);
         c.args(args).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
         for (k, v) in &self.env {
             c.env(k, v);

@@ -20,12 +20,11 @@ impl WebDriver {
     pub fn start(home: &Home, display: &str, args: &[&str], extra_env: &[(&str, &str)]) -> WebDriver {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let native = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut cmd = Command::new("tauri-driver");
-        cmd.args(["--port", &port.to_string(), "--native-port", &native.to_string(), "--native-driver", "/usr/bin/WebKitWebDriver"]);
-        cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
-        for (k, v) in &home.env {
-            cmd.env(k, v);
-        }
+        let (port_arg, native_arg) = (port.to_string(), native.to_string());
+        let mut cmd = home.program(
+            std::path::Path::new("tauri-driver"),
+            &["--port", &port_arg, "--native-port", &native_arg, "--native-driver", "/usr/bin/WebKitWebDriver"],
+        );
         cmd.env("DISPLAY", display); // the virtual display, over the home's placeholder
         for (k, v) in extra_env {
             cmd.env(k, v);
