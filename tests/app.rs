@@ -27,10 +27,14 @@ impl Drop for App {
 }
 
 fn start_app(home: &Home, desktop: &DesktopSession, token: &str) -> App {
+    start_app_with(home, desktop, token, &[])
+}
+
+fn start_app_with(home: &Home, desktop: &DesktopSession, token: &str, args: &[&str]) -> App {
     let log = home.dir.path().join("app.log");
     let out = std::fs::File::create(&log).unwrap();
     let child = home
-        .program(&bin("cmux-tray-app"), &[])
+        .program(&bin("cmux-tray-app"), args)
         .env("DISPLAY", desktop.display.as_deref().unwrap())
         .env("CMUX_TRAY_TOKEN", token)
         .stdout(out.try_clone().unwrap())
@@ -74,13 +78,7 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
     let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
     let home = Home::new(&cloud.origin(), &desktop.address);
     let mut app = start_app(&home, &desktop, &user.access_token);
-
-    let mut item = String::new();
-    wait_until("the tray registered with the watcher", LIMIT, || {
-        let items: Vec<String> = serde_json::from_str(&desktop.sni(&["items"])).unwrap();
-        item = items.first().cloned().unwrap_or_default();
-        !item.is_empty()
-    });
+    let item = tray_item(&desktop);
     wait_until("the account and the adopted Run in the menu", LIMIT, || {
         let l = labels(&desktop, &item);
         l.contains(&"ada@example.com".to_string()) && l.contains(&"Following (1)".to_string())
@@ -209,16 +207,7 @@ fn a_refused_refresh_shows_sign_in_again_in_the_tray() {
 fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
     let desktop = DesktopSession::start_with_display();
     let home = Home::new("http://127.0.0.1:9", &desktop.address);
-    let log = home.dir.path().join("app.log");
-    let out = std::fs::File::create(&log).unwrap();
-    let child = home
-        .program(&bin("cmux-tray-app"), &["--demo"])
-        .env("DISPLAY", desktop.display.as_deref().unwrap())
-        .stdout(out.try_clone().unwrap())
-        .stderr(out)
-        .spawn()
-        .unwrap();
-    let _app = App { child, log };
+    let _app = start_app_with(&home, &desktop, "", &["--demo"]);
     let item = tray_item(&desktop);
     wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
     let expected = [
