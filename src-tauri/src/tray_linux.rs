@@ -140,9 +140,9 @@ impl ksni::Tray for CmuxTray {
                 let _ = t.engine.pause(Some(until));
             }),
             item("Until tomorrow", |t| {
-                let now = jiff::Zoned::now();
-                let until = now.date().tomorrow().ok().and_then(|d| d.at(8, 0, 0, 0).to_zoned(now.time_zone().clone()).ok());
-                let _ = t.engine.pause(until.map(|z| z.timestamp()));
+                if let Some(until) = cmux_tray_engine::policy::tomorrow_morning(&jiff::Zoned::now()) {
+                    let _ = t.engine.pause(Some(until));
+                }
             }),
         ];
         if v.paused.is_some() {

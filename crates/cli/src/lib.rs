@@ -273,8 +273,7 @@ async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
         ConfigAction::Set { key, value } => {
             delivery::set_in_file(&paths.config_file, &key, &value).map_err(|e| anyhow::anyhow!(e))?;
             // Applied live when an engine runs; otherwise at its next start.
-            let password = std::env::var("CMUX_SOCKET_PASSWORD").ok().filter(|p| !p.is_empty());
-            match local::request(&paths.socket(), "settings.reload", json!({}), password.as_deref(), Duration::from_secs(5)).await {
+            match engine_request_within(paths, "settings.reload", json!({}), Duration::from_secs(5)).await {
                 Ok(r) if r["reloaded"] == json!(false) => eprintln!("cmux-tray: {}", r["problem"].as_str().unwrap_or("not applied")),
                 Ok(_) => println!("{key} = {value} (applied)"),
                 Err(_) => println!("{key} = {value} (applies when cmux-tray starts)"),
@@ -296,7 +295,7 @@ fn pause_until(text: &str) -> anyhow::Result<Option<jiff::Timestamp>> {
     };
     Ok(Some(match t.as_str() {
         "indefinitely" | "forever" | "until-resumed" => return Ok(None),
-        "tomorrow" => now.date().tomorrow()?.at(8, 0, 0, 0).to_zoned(now.time_zone().clone())?.timestamp(),
+        "tomorrow" => cmux_tray_engine::policy::tomorrow_morning(&now).context("no tomorrow morning in this time zone")?,
         _ if t.ends_with('h') => span(&t[..t.len() - 1], "h")?,
         _ if t.ends_with('m') => span(&t[..t.len() - 1], "m")?,
         _ => bail!("pause {text:?}: expected 1h, 30m, tomorrow or indefinitely"),

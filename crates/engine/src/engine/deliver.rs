@@ -77,7 +77,7 @@ impl Engine {
         for n in untold {
             let source = Source::parse(&n.source).unwrap_or(Source::App);
             if source == Source::App {
-                self.show(&n, false).await?;
+                self.show(&n, false, settings.attention).await?;
                 continue;
             }
             let candidate = Candidate { source, urgent: n.urgent, focused: self.is_looking_at(&n) };
@@ -107,11 +107,11 @@ impl Engine {
                 );
                 outbox.coalesce(&keys, &banner, now_ms).map_err(|e| e.to_string())?;
                 if let Some(stored) = outbox.notice(&banner.key).map_err(|e| e.to_string())? {
-                    self.show(&stored, sound).await?;
+                    self.show(&stored, sound, settings.attention).await?;
                 }
             } else {
                 for (i, n) in batch.iter().enumerate() {
-                    self.show(n, sound && i == 0).await?;
+                    self.show(n, sound && i == 0, settings.attention).await?;
                 }
             }
         }
@@ -139,7 +139,7 @@ impl Engine {
                     );
                     outbox.summarize(&keys, &summary, now_ms).map_err(|e| e.to_string())?;
                     if let Some(stored) = outbox.notice(&summary.key).map_err(|e| e.to_string())? {
-                        self.show(&stored, false).await?;
+                        self.show(&stored, false, settings.attention).await?;
                     }
                 }
                 Ok(None)
@@ -157,10 +157,10 @@ impl Engine {
         ring
     }
 
-    /// Posts a notice's banner (replacing its item's live one), then marks it told.
-    async fn show(&self, n: &StoredNotice, sound: bool) -> Result<(), String> {
+    /// Posts a notice's banner (replacing its item's live one), then marks it told. `attention`
+    /// is the setting in force for this pass (the urgency hint for `needs-you`).
+    async fn show(&self, n: &StoredNotice, sound: bool, attention: bool) -> Result<(), String> {
         let outbox = &self.inner.outbox;
-        let attention = self.inner.delivery.current().attention;
         let banner = Banner {
             item: n.item.clone(),
             notice_key: n.key.clone(),

@@ -108,16 +108,10 @@ pub struct Status {
 impl Status {
     /// Reads the status from a store (the running engine's, or one opened read-only).
     pub fn read(outbox: &Outbox, problems: Vec<String>) -> Result<Status, OutboxError> {
-        let paused = match outbox.get("delivery.pause")? {
-            None => None,
-            Some(v) if v == "resumed" => Some("until resumed".to_string()),
-            Some(v) => v
-                .parse::<i64>()
-                .ok()
-                .and_then(|ms| jiff::Timestamp::from_millisecond(ms).ok())
-                .filter(|t| *t > jiff::Timestamp::now())
-                .map(|t| t.to_string()),
-        };
+        let paused = settings::stored_pause(outbox, jiff::Timestamp::now().as_millisecond()).map(|p| match p {
+            crate::policy::Pause::UntilResumed => "until resumed".to_string(),
+            crate::policy::Pause::Until(t) => t.to_string(),
+        });
         Ok(Status {
             account: outbox.account()?,
             paused,

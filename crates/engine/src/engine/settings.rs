@@ -160,11 +160,17 @@ impl Engine {
 
     /// The pause in force, if any.
     pub fn paused(&self) -> Option<Pause> {
-        let value = self.inner.outbox.get(PAUSE).ok().flatten()?;
-        if value == "resumed" {
-            return Some(Pause::UntilResumed);
-        }
-        let until = Timestamp::from_millisecond(value.parse().ok()?).ok()?;
-        (until.as_millisecond() > self.inner.clock.now_ms()).then_some(Pause::Until(until))
+        stored_pause(&self.inner.outbox, self.inner.clock.now_ms())
     }
+}
+
+/// The pause saved in the outbox, if it is still in force at `now_ms`: one reading of what
+/// [`Engine::pause`] writes, for the engine and for a status read from the store alone.
+pub(crate) fn stored_pause(outbox: &crate::outbox::Outbox, now_ms: i64) -> Option<Pause> {
+    let value = outbox.get(PAUSE).ok().flatten()?;
+    if value == "resumed" {
+        return Some(Pause::UntilResumed);
+    }
+    let until = Timestamp::from_millisecond(value.parse().ok()?).ok()?;
+    (until.as_millisecond() > now_ms).then_some(Pause::Until(until))
 }

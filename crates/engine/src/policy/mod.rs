@@ -102,6 +102,15 @@ pub fn quiet_now(s: &DeliverySettings, m: &Moment) -> bool {
     s.quiet.enabled && s.quiet.schedule.is_quiet(m.now, m.tz)
 }
 
+/// "Pause until tomorrow" ends at this hour, local time.
+pub const MORNING_HOUR: i8 = 8;
+
+/// Tomorrow at [`MORNING_HOUR`] in `now`'s zone (the tray's and the CLI's "until tomorrow").
+pub fn tomorrow_morning(now: &jiff::Zoned) -> Option<Timestamp> {
+    let morning = now.date().tomorrow().ok()?.at(MORNING_HOUR, 0, 0, 0);
+    morning.to_zoned(now.time_zone().clone()).ok().map(|z| z.timestamp())
+}
+
 /// Whether notices are being held (paused or quiet) right now, and until when if known.
 pub fn held_until(s: &DeliverySettings, m: &Moment) -> Option<Option<Timestamp>> {
     let pause_end = match m.pause {

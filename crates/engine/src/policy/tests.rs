@@ -107,3 +107,12 @@ fn the_words_of_summaries_and_bursts() {
     assert_eq!(list_body(&titles), "A, B, C and 2 more");
     assert_eq!(list_body(&titles[..2]), "A, B");
 }
+
+#[test]
+fn until_tomorrow_means_eight_in_the_morning_local_time() {
+    let now: jiff::Zoned = "2026-11-30T23:30[Europe/Berlin]".parse().unwrap();
+    assert_eq!(tomorrow_morning(&now), Some(at("2026-12-01T08:00")));
+    // Across a change of clocks the morning is still 08:00 local.
+    let before_dst: jiff::Zoned = "2026-03-28T12:00[Europe/Berlin]".parse().unwrap();
+    assert_eq!(tomorrow_morning(&before_dst), Some(at("2026-03-29T08:00")));
+}
