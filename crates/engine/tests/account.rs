@@ -106,3 +106,66 @@ async fn a_refused_refresh_signs_out_visibly_and_forgets_the_secret() {
     let (engine, _) = engine_with_secrets(&w).await;
     assert!(engine.resume_saved_account().await.unwrap().is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_chosen_team_is_sent_from_then_on_and_remembered_for_the_account() {
+    let mut w = World::new().await;
+    let stack = w.sim.sim.add_team(&w.user.user_id, "Platform");
+    let teams = w.engine.teams().await.unwrap();
+    assert_eq!(teams.len(), 2, "{teams:?}");
+    assert_eq!(teams[0].kind, "personal", "the personal team comes first");
+    let run = w.run("Followed across the switch");
+    w.engine.follow_run(&run).unwrap();
+    pass(SECS(3)).await;
+
+    // A team that is not the account's is refused and changes nothing.
+    let other = cmux_tray_engine::cloud::TeamId::parse("team_ffffffffffffffffffff").unwrap();
+    let err = w.engine.choose_team(other).await.unwrap_err();
+    assert!(err.to_string().contains("team_ffffffffffffffffffff"), "{err}");
+    assert_eq!(w.engine.status().unwrap().account.unwrap().team, None);
+
+    let team = cmux_tray_engine::cloud::TeamId::parse(&stack).unwrap();
+    w.engine.choose_team(team).await.unwrap();
+    assert_eq!(w.engine.status().unwrap().account.unwrap().team.as_deref(), Some(stack.as_str()));
+    w.sim.sim.clear_requests();
+    pass(SECS(30)).await;
+    // The follow under way goes on, now on the team's behalf; the lists are read for the team.
+    let asked = w.requests_to(run.as_str());
+    assert!(!asked.is_empty());
+    assert!(asked.iter().all(|r| r.header("x-cmux-team") == Some(stack.as_str())), "every request carries the team");
+    assert!(w.requests_to("/v1/handoffs").iter().any(|r| r.header("x-cmux-team") == Some(stack.as_str())));
+    assert_eq!(w.engine.live_follows(), 1);
+    w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
+    eventually("the banner", SECS(30), || w.banners().len() == 1).await;
+    // Remembered for the account: a relaunch that resumes the saved account uses it again.
+    let saved = w.engine.status().unwrap().account.unwrap();
+    assert_eq!(saved.team.as_deref(), Some(stack.as_str()));
+    // Remembered across a sign-out too: the same account signing in again without naming a
+    // team gets the one it chose.
+    w.engine.sign_out().await.unwrap();
+    w.relaunch().await;
+    assert_eq!(w.engine.status().unwrap().account.unwrap().team.as_deref(), Some(stack.as_str()));
+    w.sim.sim.clear_requests();
+    w.run("After the relaunch");
+    pass(SECS(5)).await;
+    assert!(w.requests_to("/v1/handoffs").iter().all(|r| r.header("x-cmux-team") == Some(stack.as_str())));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unreachable_cloud_shows_offline_until_it_answers_again() {
+    let w = World::new().await;
+    let run = w.run("Through an outage");
+    w.engine.follow_run(&run).unwrap();
+    pass(SECS(5)).await;
+    assert!(w.engine.status().unwrap().problems.is_empty());
+    w.sim.sim.add_fault(cmux_cloud_sim::Fault::on(run.as_str()).status(503).times(0));
+    eventually("offline in the status", SECS(120), || {
+        w.engine.status().unwrap().problems.iter().any(|p| p.starts_with("Offline: the cloud cannot be reached"))
+    })
+    .await;
+    assert_eq!(w.engine.tray_view().unwrap().icon, cmux_tray_engine::view::Icon::Problem);
+    w.sim.sim.clear_faults();
+    eventually("online again", SECS(120), || w.engine.status().unwrap().problems.is_empty()).await;
+    w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
+    eventually("the banner", SECS(30), || w.banners().len() == 1).await;
+}

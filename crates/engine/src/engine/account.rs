@@ -64,8 +64,8 @@ impl Engine {
     /// The refresh token is saved before the sign-in is announced: whoever sees "signed in" and
     /// quits at once finds it kept.
     pub async fn sign_in_with_tokens(&self, tokens: Tokens, team: Option<TeamId>) -> Result<Me, EngineError> {
-        let cred = Credentials { access_token: tokens.access_token.clone(), team };
-        let me = self.who_is(&cred).await?;
+        let mut cred = Credentials { access_token: tokens.access_token.clone(), team };
+        let me = self.who_is(&mut cred).await?;
         if let Some(refresh) = &tokens.refresh_token {
             self.save_secret(&me.user_id, refresh.clone()).await;
         }

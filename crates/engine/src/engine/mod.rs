@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::clock::{Clock, DAY_MS};
-use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, TeamId};
+use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, Team, TeamId};
 use crate::desktop::Desktop;
 use crate::follow::{Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
 use crate::notice::local::LocalPost;
@@ -123,6 +123,11 @@ impl Status {
     }
 }
 
+/// Where the team an account chose is kept: per account, across sign-outs.
+fn team_key(account: &str) -> String {
+    format!("team.{account}")
+}
+
 /// The running engine. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -148,6 +153,10 @@ struct Inner {
     secrets: Option<crate::secrets::SecretStore>,
     renewal: Mutex<Option<Arc<account::Renewal>>>,
     pending_device: Mutex<Option<crate::cloud::auth::DeviceStart>>,
+    /// Who the signed-in account is and its teams, as `/v1/me` last said.
+    me: Mutex<Option<Me>>,
+    /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
+    offline: Mutex<Option<String>>,
     deliver: Arc<Notify>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
@@ -190,6 +199,8 @@ impl Engine {
                 secrets: opts.secrets,
                 renewal: Mutex::new(None),
                 pending_device: Mutex::new(None),
+                me: Mutex::new(None),
+                offline: Mutex::new(None),
                 deliver,
                 shutdown,
                 tracker,
@@ -235,21 +246,62 @@ impl Engine {
     /// account stops the follows of the one before (they stay saved under it) and resumes its own.
     /// Then the hand-off list (and the active Run list, where offered) is read in the background.
     pub async fn sign_in_with_token(&self, token: SecretString, team: Option<TeamId>) -> Result<Me, EngineError> {
-        let cred = Credentials { access_token: token, team };
-        let me = self.who_is(&cred).await?;
+        let mut cred = Credentials { access_token: token, team };
+        let me = self.who_is(&mut cred).await?;
         self.activate(me, cred)
     }
 
-    /// Who the token belongs to (and whether the chosen team is theirs).
-    async fn who_is(&self, cred: &Credentials) -> Result<Me, EngineError> {
+    /// Who the token belongs to, and whether the chosen team is theirs. With no team given, the
+    /// team this account chose last (kept across sign-outs) is filled in while it is still theirs.
+    async fn who_is(&self, cred: &mut Credentials) -> Result<Me, EngineError> {
         let me = self.inner.cloud.me(&Credentials { team: None, ..cred.clone() }).await.map_err(EngineError::SignIn)?;
+        if cred.team.is_none() {
+            let remembered = self.inner.outbox.get(&team_key(&me.user_id))?.and_then(|t| TeamId::parse(&t).ok());
+            cred.team = remembered.filter(|t| me.teams.iter().any(|m| &m.id == t));
+        }
         if let Some(team) = &cred.team
             && !me.teams.iter().any(|t| &t.id == team)
         {
             let available = me.teams.iter().map(|t| t.id.to_string()).collect::<Vec<_>>().join(", ");
             return Err(EngineError::NoSuchTeam { team: team.to_string(), available });
         }
+        *self.inner.me.lock().unwrap_or_else(|p| p.into_inner()) = Some(me.clone());
         Ok(me)
+    }
+
+    /// The signed-in account's teams (personal first), asked of the cloud now so a team joined
+    /// since the sign-in shows; the list from the sign-in when the cloud cannot be asked.
+    pub async fn teams(&self) -> Result<Vec<Team>, EngineError> {
+        let session = self.signed_in()?;
+        match self.who_is(&mut session.credentials()).await {
+            Ok(me) => Ok(me.teams),
+            Err(e) => {
+                let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner());
+                me.as_ref().filter(|me| me.user_id == session.account).map(|me| me.teams.clone()).ok_or(e)
+            }
+        }
+    }
+
+    /// Chooses the team whose Runs and hand-offs this account follows, and remembers it for the
+    /// account. Follows under way go on (their next request carries the team); the lists are
+    /// read again so the team's open items are adopted.
+    pub async fn choose_team(&self, team: TeamId) -> Result<(), EngineError> {
+        let session = self.signed_in()?;
+        let mut cred = Credentials { team: Some(team.clone()), ..session.credentials() };
+        self.who_is(&mut cred).await?;
+        if self.session().is_none_or(|s| !Arc::ptr_eq(&s, &session)) {
+            return Err(EngineError::SignedOut); // signed out or switched while asking
+        }
+        session.renew(cred);
+        if let Some(mut row) = self.inner.outbox.account()?.filter(|a| a.user_id == session.account) {
+            row.team = Some(team.to_string());
+            self.inner.outbox.set_account(&row)?;
+        }
+        self.inner.outbox.set(&team_key(&session.account), Some(team.as_str()))?;
+        tracing::info!(%team, "team chosen");
+        self.spawn_listing(session);
+        self.changed();
+        Ok(())
     }
 
     /// Makes `me` the signed-in account with these credentials (see [`Self::sign_in_with_token`]).
@@ -300,6 +352,7 @@ impl Engine {
             self.forget_secret(&account).await;
         }
         self.inner.outbox.clear_account()?;
+        self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.changed();
         Ok(())
     }
@@ -512,7 +565,9 @@ impl Engine {
     }
 
     pub fn status(&self) -> Result<Status, EngineError> {
-        let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let offline = self.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut problems: Vec<String> = offline.map(|why| format!("Offline: the cloud cannot be reached ({why})")).into_iter().collect();
+        problems.extend(self.inner.problems.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned());
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.outbox, problems)?;
         status.sign_in_kept_in = self.inner.secrets.as_ref().map(|s| s.describe());
@@ -620,6 +675,14 @@ impl Engine {
                 match event {
                     FollowerEvent::StaleToken { account } => this.on_stale_token(&account),
                     FollowerEvent::Problem(p) => this.note_problem(p),
+                    FollowerEvent::Unreachable(why) => {
+                        *this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                        this.changed();
+                    }
+                    FollowerEvent::Reachable => {
+                        this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
+                        this.changed();
+                    }
                 }
             }
         });

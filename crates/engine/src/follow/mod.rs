@@ -69,7 +69,15 @@ pub enum FollowerEvent {
     StaleToken { account: String },
     /// Something worth a line in the status (an unreadable answer, a store error).
     Problem(String),
+    /// The cloud could not be reached several times in a row (the tray's "offline"), and why.
+    Unreachable(String),
+    /// The cloud answered again after being unreachable.
+    Reachable,
 }
+
+/// Failures in a row (network, 5xx, 429) before a follow calls the cloud unreachable: one
+/// dropped connection is not "offline".
+const UNREACHABLE_AFTER: u32 = 3;
 
 /// The signed-in account as the follows see it: who, with what credentials, and the token that
 /// stops every follow of this account at once (sign-out, switch, quit).
@@ -117,6 +125,8 @@ struct Inner {
     tracker: TaskTracker,
     deliver: Arc<Notify>,
     events: mpsc::UnboundedSender<FollowerEvent>,
+    /// Whether the cloud is being called unreachable (told once per change, not per request).
+    unreachable: std::sync::atomic::AtomicBool,
 }
 
 impl Follower {
@@ -142,6 +152,7 @@ impl Follower {
                 tracker,
                 deliver,
                 events,
+                unreachable: Default::default(),
             }),
         }
     }
@@ -291,6 +302,7 @@ impl Follower {
             let pause = match answer {
                 Ok(answer) => {
                     failures = 0;
+                    self.reachable(None);
                     let recorded = match answer {
                         Answer::Run(run) => self.record_run(&row, session, run),
                         Answer::Handoff(h) => self.record_handoff(&row, session, &mut cursor, &mut changed_at, h),
@@ -321,6 +333,9 @@ impl Follower {
                     if matches!(e, CloudError::Unreadable { .. }) {
                         self.problem(e.to_string());
                     } else {
+                        if matches!(e, CloudError::RetryLater { .. }) && failures >= UNREACHABLE_AFTER {
+                            self.reachable(Some(e.to_string()));
+                        }
                         tracing::info!(id = %row.id, failures, "{e}");
                     }
                     inner.pacing.after_failure(failures, e.retry_after(), elapsed, rand::random())
@@ -398,6 +413,23 @@ impl Follower {
     fn end_in_outbox(&self, row: &FollowRow, reason: &str) {
         if let Err(e) = self.inner.outbox.end_follow(row.kind, &row.id, reason, self.inner.clock.now_ms()) {
             self.problem(format!("saving the end of {} failed: {e}", row.id));
+        }
+    }
+
+    /// Tells the engine when the cloud goes unreachable (`Some(why)`) or answers again (`None`),
+    /// once per change.
+    fn reachable(&self, unreachable: Option<String>) {
+        use std::sync::atomic::Ordering;
+        let was = self.inner.unreachable.swap(unreachable.is_some(), Ordering::Relaxed);
+        match unreachable {
+            Some(why) if !was => {
+                tracing::warn!("the cloud cannot be reached: {why}");
+                let _ = self.inner.events.send(FollowerEvent::Unreachable(why));
+            }
+            None if was => {
+                let _ = self.inner.events.send(FollowerEvent::Reachable);
+            }
+            _ => {}
         }
     }
 
