@@ -83,8 +83,8 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
         let l = labels(&desktop, &item);
         l.contains(&"ada@example.com".to_string()) && l.contains(&"Following (1)".to_string())
     });
-    let short = &run[run.len() - 6..];
-    assert!(labels(&desktop, &item).contains(&format!("Run …{short}")));
+    // Followed by name: the Run's task.
+    wait_until("the Run by name", LIMIT, || labels(&desktop, &item).contains(&"Fix the flaky login test".to_string()));
     for expected in ["Mark all read", "Pause notifications", "For 1 hour", "Until tomorrow", "Settings…", "Quit"] {
         assert!(labels(&desktop, &item).contains(&expected.to_string()), "{expected}");
     }
@@ -375,4 +375,110 @@ fn a_banner_shown_by_dunst_and_clicked_opens_the_terminal_it_came_from() {
     desktop.dunstctl(&["action", "0"]);
     wait_until("the link opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| !t.is_empty()));
     assert_eq!(std::fs::read_to_string(&opened).unwrap().trim(), format!("cmux://workspace/{ws}/surface/{sf}"));
+}
+
+#[test]
+fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
+    use cmux_cloud_sim::HandoffChange;
+    use cmux_cloud_sim::state::NewHandoff;
+    use cmux_tray_e2e::webdriver::WebDriver;
+    let desktop = DesktopSession::start_with_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let run = cloud.sim().create_run(&user.user_id, "Ship the release notes\nAlso tag v1.4.");
+    let handoff = cloud.sim().create_handoff(NewHandoff { owner: user.user_id.clone(), title: Some("Refactor the parser".into()), ..Default::default() });
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "history"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
+    // Both are adopted at sign-in and listed by name.
+    let follows = wd.find("#follows");
+    wait_until("both followed, by name", LIMIT, || {
+        let t = wd.text(&follows);
+        t.contains("Ship the release notes") && t.contains("Refactor the parser")
+    });
+
+    // The Run ends with a receipt; a click on its line in the history opens its card.
+    cloud.sim().update_run(
+        &run,
+        RunChange {
+            status: Some("succeeded".into()),
+            receipt: Some(serde_json::json!({"summary": "Release notes merged in #212", "url": "https://github.com/acme/app/pull/212"})),
+            ..Default::default()
+        },
+    );
+    wait_until("the Run's notice in the history", LIMIT, || {
+        wd.text(&wd.find("#notices")).contains("Ship the release notes")
+    });
+    let line = wd.find(&format!(r#"tr[data-key^="run:{run}"] td"#));
+    // A cell: WebKitWebDriver finds a table row itself "not interactable".
+    wd.click(&line);
+    let card = wd.find("#run-card");
+    wait_until("the card's receipt", LIMIT, || wd.text(&card).contains("Release notes merged in #212"));
+    let text = wd.text(&card);
+    assert!(text.contains("Ship the release notes") && text.contains("Also tag v1.4."), "the task: {text}");
+    assert!(text.contains("Outcome: finished"), "the outcome: {text}");
+    assert!(text.contains("https://github.com/acme/app/pull/212"), "the receipt's link: {text}");
+    desktop.screenshot("run-card-webdriver");
+
+    // The hand-off takes two turns; its card lists them.
+    cloud.sim().update_handoff(&handoff, HandoffChange { status: Some("needs-you".into()), summary: Some("Which branch should I push to?".into()), ..Default::default() });
+    wait_until("the first turn's notice", LIMIT, || desktop.notifications().iter().any(|n| n["body"] == "Needs you"));
+    cloud.sim().update_handoff(&handoff, HandoffChange { next_turn: true, ..Default::default() });
+    cloud.sim().update_handoff(&handoff, HandoffChange { status: Some("done".into()), summary: Some("Pushed to parser-refactor.".into()), ..Default::default() });
+    wait_until("the second turn's notice", LIMIT, || desktop.notifications().iter().any(|n| n["body"].as_str().is_some_and(|b| b.starts_with("Done"))));
+    let row = wd.find(&format!(r#"tr[data-item="handoff:{handoff}"] td"#));
+    wd.click(&row);
+    let card = wd.find("#handoff-card");
+    wait_until("both turns on the card", LIMIT, || {
+        let t = wd.text(&card);
+        t.contains("Needs you") && t.contains("Done — Pushed to parser-refactor.")
+    });
+    assert!(wd.text(&card).contains("Refactor the parser"));
+    desktop.screenshot("handoff-card");
+}
+
+#[test]
+fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_start() {
+    use cmux_tray_e2e::webdriver::WebDriver;
+    let desktop = DesktopSession::start_with_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let platform = cloud.sim().add_team(&user.user_id, "Platform");
+    let run = cloud.sim().create_run(&user.user_id, "Keeps going across the team switch");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
+    let account = wd.find("#account");
+    wait_until("signed in", LIMIT, || wd.text(&account) == "Signed in as ada@example.com");
+    let team = wd.find("#team");
+    wait_until("the account's teams", LIMIT, || wd.text(&team).contains("Platform"));
+    assert!(wd.text(&team).contains("Personal (personal)"));
+
+    // Choosing the team: from then on every request says so.
+    wd.call(
+        "POST",
+        &wd.session_path("/execute/sync"),
+        Some(serde_json::json!({"script": "const s = document.getElementById('team'); s.value = arguments[0]; s.dispatchEvent(new Event('change')); return 1;", "args": [platform]})),
+    );
+    let message = wd.find("#message");
+    wait_until("the team chosen", LIMIT, || wd.text(&message).contains("Team Platform chosen"));
+    cloud.sim().clear_requests();
+    wait_until("the Run asked for on the team's behalf", LIMIT, || {
+        cloud.sim().requests().iter().any(|r| r.path.contains(&run) && r.header("x-cmux-team") == Some(platform.as_str()))
+    });
+    assert_eq!(home.status()["account"]["team"], platform.as_str());
+
+    // The cloud origin for staging: refused when not https, kept when it is, applied at the next start.
+    let api = wd.find(r#"[id="cloud.api_url"]"#);
+    wd.type_into(&api, "http://cloud-api-staging.cmux.dev");
+    wd.click(&wd.find(r#"[id="save-cloud.api_url"]"#));
+    wait_until("refused", LIMIT, || wd.text(&message).contains("cloud.api_url") && wd.text(&message).contains("https"));
+    assert!(!std::fs::read_to_string(home.config_file()).unwrap_or_default().contains("staging"));
+    wd.type_into(&api, "https://cloud-api-staging.cmux.dev");
+    wd.click(&wd.find(r#"[id="save-cloud.api_url"]"#));
+    wait_until("saved", LIMIT, || wd.text(&message).contains("cloud.api_url saved; applies when cmux-tray restarts"));
+    let config = std::fs::read_to_string(home.config_file()).unwrap();
+    assert!(config.contains("api_url = \"https://cloud-api-staging.cmux.dev\""), "{config}");
+    assert!(wd.property(&wd.find("#restart"), "hidden") == false, "a restart is offered");
+    let socket = wd.find(r#"[id="in-force-local.socket_path"]"#);
+    assert_eq!(wd.text(&socket), format!("In use now: {}", home.socket().display()));
+    desktop.screenshot("settings-account-and-cloud");
 }

@@ -28,20 +28,46 @@ pub fn card(state: State<'_, AppState>, run_id: String) -> Result<Option<Card>, 
     state.engine.outbox().card(&run_id).map_err(text)
 }
 
-/// Every delivery setting and its value in force, in the order `config get` lists them.
+/// A hand-off's card: its follow (title, state) and its turns as this app saw them.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffCard {
+    follow: Option<cmux_tray_engine::outbox::FollowRow>,
+    turns: Vec<cmux_tray_engine::outbox::StoredNotice>,
+}
+
 #[tauri::command]
-pub fn settings(state: State<'_, AppState>) -> Vec<(String, String)> {
+pub fn handoff_card(state: State<'_, AppState>, handoff_id: String) -> Result<HandoffCard, String> {
+    let outbox = state.engine.outbox();
+    let follow = outbox.follow(cmux_tray_engine::outbox::FollowKind::Handoff, &handoff_id).map_err(text)?;
+    let turns = outbox.notices_for_item(&cmux_tray_engine::notice::handoff_item(&handoff_id), 200).map_err(text)?;
+    Ok(HandoffCard { follow, turns })
+}
+
+/// Every delivery setting, its value in force and whether it is a switch (a checkbox), in the
+/// order `config get` lists them.
+#[tauri::command]
+pub fn settings(state: State<'_, AppState>) -> Vec<(String, String, bool)> {
     let s = state.engine.delivery_settings();
-    delivery::KEYS.iter().filter_map(|(k, _)| delivery::get(&s, k).map(|v| (k.to_string(), v))).collect()
+    delivery::KEYS
+        .iter()
+        .filter_map(|(k, kind)| delivery::get(&s, k).map(|v| (k.to_string(), v, matches!(kind, delivery::Kind::Bool))))
+        .collect()
 }
 
 /// Saves one setting to the config file (checked first; the file is never left unreadable) and
 /// applies it at once.
 #[tauri::command]
 pub fn set_setting(state: State<'_, AppState>, key: String, value: String) -> Result<(), String> {
-    delivery::set_in_file(&state.paths.config_file, &key, &value)?;
+    cmux_tray_engine::config::set_in_file(&state.paths.config_file, &key, &value)?;
     state.engine.reload_delivery_settings();
     Ok(())
+}
+
+/// A notice opened from the history, as a click on its banner opens it.
+#[tauri::command]
+pub async fn open_notice(state: State<'_, AppState>, key: String) -> Result<bool, String> {
+    state.engine.open_notice(&key).await.map_err(text)
 }
 
 #[tauri::command]
@@ -80,16 +106,110 @@ pub fn set_open_at_login(app: tauri::AppHandle, enabled: bool) -> Result<(), Str
     if enabled { launch.enable() } else { launch.disable() }.map_err(text)
 }
 
-/// Where things are, for the settings window: the API and auth origins, the socket.
+/// One setting outside `[delivery]`, for the settings window.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Connection {
+    key: &'static str,
+    about: &'static str,
+    /// As the config file says (empty: the default).
+    value: String,
+    /// What the running app uses (the environment may override the file; a change applies at
+    /// the next start).
+    in_force: String,
+}
+
+/// The cloud origins and the local socket: as the file says, and as the running app uses them.
 #[tauri::command]
-pub fn about(state: State<'_, AppState>) -> Vec<(String, String)> {
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
-    let settings = cmux_tray_engine::config::Settings::load(&state.paths.config_file, &env).ok();
-    let mut rows = vec![("local socket".to_string(), state.paths.socket().display().to_string())];
-    if let Some(s) = settings {
-        rows.insert(0, ("auth URL (cloud.auth_url)".into(), s.auth_url));
-        rows.insert(0, ("API URL (cloud.api_url)".into(), s.api_url));
+pub fn connection(state: State<'_, AppState>) -> Vec<Connection> {
+    use cmux_tray_engine::config;
+    config::EDITABLE
+        .iter()
+        .map(|(key, about)| {
+            let in_force = match *key {
+                "cloud.api_url" => state.engine.api_url().trim_end_matches('/').to_string(),
+                "cloud.auth_url" => state.engine.auth_url().trim_end_matches('/').to_string(),
+                _ => state.paths.socket().display().to_string(),
+            };
+            let value = config::get_in_file(&state.paths.config_file, key).unwrap_or_default();
+            Connection { key, about, value, in_force }
+        })
+        .collect()
+}
+
+/// Where the log is, for the settings window.
+#[tauri::command]
+pub fn log_dir(state: State<'_, AppState>) -> String {
+    state.paths.log_dir().display().to_string()
+}
+
+/// Opens another of the app's windows (the settings window's "Sign in…").
+#[tauri::command]
+pub fn open_window(app: tauri::AppHandle, page: String) -> Result<(), String> {
+    let page = crate::windows::Page::parse(&page).ok_or_else(|| format!("no window {page:?}"))?;
+    crate::windows::open(&app, page, None);
+    Ok(())
+}
+
+/// Quits and starts again (cloud origins and the socket path apply at start).
+#[tauri::command]
+pub fn restart(app: tauri::AppHandle) {
+    app.restart();
+}
+
+/// The account, its teams and where its sign-in is kept, for the settings window.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    email: Option<String>,
+    problem: Option<String>,
+    team: Option<String>,
+    teams: Vec<cmux_tray_engine::cloud::Team>,
+    kept_in: Option<String>,
+    /// Why the teams could not be listed.
+    teams_error: Option<String>,
+}
+
+#[tauri::command]
+pub async fn account(state: State<'_, AppState>) -> Result<Account, String> {
+    let status = state.engine.status().map_err(text)?;
+    let row = status.account;
+    let (teams, teams_error) = match &row {
+        Some(a) if a.problem.is_none() => match state.engine.teams().await {
+            Ok(t) => (t, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        },
+        _ => (Vec::new(), None),
+    };
+    Ok(Account {
+        email: row.as_ref().map(|a| a.email.clone()),
+        problem: row.as_ref().and_then(|a| a.problem.clone()),
+        team: row.and_then(|a| a.team),
+        teams,
+        kept_in: status.sign_in_kept_in,
+        teams_error,
+    })
+}
+
+#[tauri::command]
+pub async fn choose_team(state: State<'_, AppState>, team: String) -> Result<(), String> {
+    let team = cmux_tray_engine::cloud::TeamId::parse(&team).map_err(text)?;
+    state.engine.choose_team(team).await.map_err(text)
+}
+
+#[tauri::command]
+pub async fn sign_out(state: State<'_, AppState>) -> Result<(), String> {
+    state.engine.sign_out().await.map_err(text)
+}
+
+/// The second way in: an access token pasted by hand (a service that issues API tokens). Kept
+/// in memory only, like `CMUX_TRAY_TOKEN`: it has no refresh token to keep.
+#[tauri::command]
+pub async fn sign_in_with_token(state: State<'_, AppState>, token: String) -> Result<String, String> {
+    let token = token.trim();
+    if token.is_empty() {
+        return Err("paste a token first".into());
     }
-    rows.push(("log".into(), state.paths.log_dir().display().to_string()));
-    rows
+    let me = state.engine.sign_in_with_token(token.to_string().into(), None).await.map_err(text)?;
+    Ok(me.email)
 }

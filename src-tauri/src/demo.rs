@@ -25,6 +25,7 @@ pub async fn prepare() -> anyhow::Result<(Paths, BTreeMap<String, String>)> {
         config_file: root.join("config.toml"),
         data_dir: root.join("data"),
         runtime_dir: root.join("run"),
+        socket_path: None,
     };
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("CMUX_TRAY_API_URL".into(), running.origin());

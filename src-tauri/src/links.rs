@@ -59,8 +59,15 @@ fn open(app: &AppHandle, engine: &Engine, url: &str) {
         AppLink::FollowRun(id) => engine.follow_run(id).map_err(|e| e.to_string()),
         AppLink::FollowHandoff(id) => engine.follow_handoff(id).map_err(|e| e.to_string()),
         AppLink::Open(key) => {
-            let query = key.strip_prefix("run:").map(|id| format!("run={id}"));
-            windows::open(app, Page::History, query.as_deref());
+            // As a click on its banner: reveal the terminal, or the card through `Clicked`.
+            let (app, engine, key) = (app.clone(), engine.clone(), key.clone());
+            tauri::async_runtime::spawn(async move {
+                match engine.open_notice(&key).await {
+                    Ok(true) => {}
+                    Ok(false) => windows::open(&app, Page::History, None), // gone: the history
+                    Err(e) => tracing::warn!("opening notice {key}: {e}"),
+                }
+            });
             Ok(())
         }
     };

@@ -77,15 +77,24 @@ fn main() {
             commands::view,
             commands::history,
             commands::card,
+            commands::handoff_card,
             commands::settings,
             commands::set_setting,
             commands::mark_all_read,
+            commands::open_notice,
             commands::sign_in_start,
             commands::sign_in_wait,
             commands::open_sign_in_page,
             commands::open_at_login,
             commands::set_open_at_login,
-            commands::about,
+            commands::connection,
+            commands::log_dir,
+            commands::restart,
+            commands::open_window,
+            commands::account,
+            commands::choose_team,
+            commands::sign_out,
+            commands::sign_in_with_token,
         ])
         .setup(|app| {
             let demo = std::env::args().any(|a| a == "--demo");
@@ -119,8 +128,7 @@ fn main() {
                 loop {
                     match events.recv().await {
                         Ok(EngineEvent::Clicked { notice }) => {
-                            let query = notice.item.strip_prefix("run:").map(|id| format!("run={id}"));
-                            windows::open(&handle, windows::Page::History, query.as_deref());
+                            windows::open_item(&handle, &notice.item);
                             let _ = clicked_engine.revealed(&notice.key).await;
                         }
                         Ok(EngineEvent::Changed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {

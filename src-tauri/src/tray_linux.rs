@@ -116,8 +116,8 @@ impl ksni::Tray for CmuxTray {
             v.follows
                 .iter()
                 .map(|f| {
-                    let query = f.item.strip_prefix("run:").map(|id| format!("run={id}"));
-                    item(f.label.clone(), move |t| windows::open(&t.app, Page::History, query.as_deref()))
+                    let target = f.item.clone();
+                    item(f.label.clone(), move |t| windows::open_item(&t.app, &target))
                 })
                 .collect()
         };
@@ -126,7 +126,16 @@ impl ksni::Tray for CmuxTray {
         menu.push(disabled(if v.unread > 0 { format!("Last notices ({} unread)", v.unread) } else { "Last notices".into() }));
         for n in &v.notices {
             let label = if n.unread { format!("● {}", n.label) } else { format!("   {}", n.label) };
-            menu.push(item(label, |t| windows::open(&t.app, Page::History, None)));
+            let key = n.key.clone();
+            // As a click on its banner: the terminal it came from, or its card.
+            menu.push(item(label, move |t| {
+                let key = key.clone();
+                act(&t.engine, |e| async move {
+                    if let Err(err) = e.open_notice(&key).await {
+                        tracing::warn!("opening notice {key}: {err}");
+                    }
+                })
+            }));
         }
         menu.push(item("Mark all read", |t| {
             act(&t.engine, |e| async move {

@@ -32,20 +32,41 @@ impl Page {
     }
 }
 
-/// Shows the page's window, creating it if it is not open; `query` is passed to the page.
+/// Shows what an item is (`run:<id>`, `handoff:<id>`): its card in the history window, else
+/// the history.
+pub fn open_item(app: &AppHandle, item: &str) {
+    let query = match item.split_once(':') {
+        Some(("run", id)) => Some(format!("run={id}")),
+        Some(("handoff", id)) => Some(format!("handoff={id}")),
+        _ => None,
+    };
+    open(app, Page::History, query.as_deref());
+}
+
+/// Shows the page's window, creating it if it is not open; `query` is passed to the page (an
+/// open window is taken to it).
 pub fn open(app: &AppHandle, page: Page, query: Option<&str>) {
-    if let Some(w) = app.get_webview_window(page.label()) {
-        let _ = w.show();
-        let _ = w.set_focus();
-        return;
-    }
     let file = match query {
         Some(q) => format!("{}.html?{q}", page.label()),
         None => format!("{}.html", page.label()),
     };
+    if let Some(w) = app.get_webview_window(page.label()) {
+        if query.is_some()
+            && let Ok(url) = w.url()
+            && let Ok(target) = url.join(&format!("/{file}"))
+            && target != url
+        {
+            if let Err(e) = w.navigate(target) {
+                tracing::warn!("taking the {} window to {file}: {e}", page.label());
+            }
+        }
+        let _ = w.show();
+        let _ = w.set_focus();
+        return;
+    }
     let built = WebviewWindowBuilder::new(app, page.label(), WebviewUrl::App(file.into()))
         .title(page.title())
-        .inner_size(560.0, 480.0)
+        .inner_size(560.0, if page == Page::Settings { 680.0 } else { 520.0 })
         .build();
     if let Err(e) = built {
         tracing::error!("opening the {} window: {e}", page.label());

@@ -126,7 +126,8 @@ enum Command {
 enum ConfigAction {
     /// Print a key's value in force (`delivery.quiet_hours.windows` …); every key without one.
     Get { key: Option<String> },
-    /// Set a key in the config file (windows: "mon-fri 22:00-07:00; sat,sun 23:00-09:00").
+    /// Set a key in the config file (windows: "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
+    /// `cloud.api_url`, `cloud.auth_url` and `local.socket_path` too (empty: the default again).
     Set { key: String, value: String },
 }
 
@@ -253,25 +254,26 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
+    use cmux_tray_engine::config;
     use cmux_tray_engine::policy::settings as delivery;
     match action {
-        ConfigAction::Get { key } => {
-            let text = std::fs::read_to_string(&paths.config_file).unwrap_or_default();
-            let doc: toml::Table = text.parse().with_context(|| format!("{}: not valid TOML", paths.config_file.display()))?;
-            let (settings, _) = delivery::parse(doc.get("delivery").and_then(|d| d.as_table()))
-                .map_err(|e| anyhow::anyhow!("{}: {e}", paths.config_file.display()))?;
-            let keys: Vec<&str> = match &key {
-                Some(k) => vec![k.as_str()],
-                None => delivery::KEYS.iter().map(|(k, _)| *k).collect(),
-            };
+        ConfigAction::Get { key: Some(key) } => {
+            println!("{}", config::get_in_file(&paths.config_file, &key).map_err(|e| anyhow::anyhow!(e))?);
+            Ok(())
+        }
+        ConfigAction::Get { key: None } => {
+            let keys = delivery::KEYS.iter().map(|(k, _)| *k).chain(config::EDITABLE.iter().map(|(k, _)| *k));
             for k in keys {
-                let v = delivery::get(&settings, k).with_context(|| format!("unknown key {k}"))?;
-                if key.is_some() { println!("{v}") } else { println!("{k} = {v}") }
+                println!("{k} = {}", config::get_in_file(&paths.config_file, k).map_err(|e| anyhow::anyhow!(e))?);
             }
             Ok(())
         }
         ConfigAction::Set { key, value } => {
-            delivery::set_in_file(&paths.config_file, &key, &value).map_err(|e| anyhow::anyhow!(e))?;
+            config::set_in_file(&paths.config_file, &key, &value).map_err(|e| anyhow::anyhow!(e))?;
+            if !key.starts_with("delivery.") {
+                println!("{key} = {value} (applies when cmux-tray starts again)");
+                return Ok(());
+            }
             // Applied live when an engine runs; otherwise at its next start.
             match engine_request_within(paths, "settings.reload", json!({}), Duration::from_secs(5)).await {
                 Ok(r) if r["reloaded"] == json!(false) => eprintln!("cmux-tray: {}", r["problem"].as_str().unwrap_or("not applied")),

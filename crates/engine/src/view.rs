@@ -56,6 +56,8 @@ pub struct TrayView {
 /// How many follows and notices a menu lists at most (the rest are in the history window).
 pub const MENU_FOLLOWS: usize = 8;
 pub const MENU_NOTICES: usize = 8;
+/// How long a menu line may be (a tray menu as wide as the screen helps nobody).
+pub const MENU_LABEL: usize = 64;
 
 pub fn tray_view(status: &Status) -> TrayView {
     let account_problem = status.account.as_ref().and_then(|a| a.problem.clone());
@@ -70,9 +72,10 @@ pub fn tray_view(status: &Status) -> TrayView {
         .filter(|f| f.ended_at.is_none())
         .take(MENU_FOLLOWS)
         .map(|f| MenuFollow {
-            label: match f.kind {
-                FollowKind::Run => format!("Run {}", short(&f.id)),
-                FollowKind::Handoff => format!("Hand-off {}", short(&f.id)),
+            label: match (&f.title, f.kind) {
+                (Some(title), _) => crate::notice::text::cut(title, MENU_LABEL),
+                (None, FollowKind::Run) => format!("Run {}", short(&f.id)),
+                (None, FollowKind::Handoff) => format!("Hand-off {}", short(&f.id)),
             },
             item: format!("{}:{}", f.kind.as_str(), f.id),
         })
@@ -83,7 +86,7 @@ pub fn tray_view(status: &Status) -> TrayView {
         .iter()
         .take(MENU_NOTICES)
         .map(|n| MenuNotice {
-            label: if n.body.is_empty() { n.title.clone() } else { format!("{} — {}", n.title, n.body) },
+            label: crate::notice::text::cut(&if n.body.is_empty() { n.title.clone() } else { format!("{} — {}", n.title, n.body) }, MENU_LABEL),
             unread: n.read_at.is_none(),
             key: n.key.clone(),
         })
@@ -132,6 +135,7 @@ mod tests {
             made_here: true,
             ended_at: None,
             end_reason: None,
+            title: None,
         }
     }
 
@@ -170,6 +174,9 @@ mod tests {
         s.follows = vec![follow("run_0123456789abcdef0123")];
         assert_eq!(tray_view(&s).icon, Icon::Following);
         assert_eq!(tray_view(&s).follows[0].label, "Run …ef0123");
+        s.follows[0].title = Some("Fix the flaky login test, which has failed on every third run of the nightly build".into());
+        let label = &tray_view(&s).follows[0].label;
+        assert!(label.starts_with("Fix the flaky login test") && label.chars().count() <= MENU_LABEL, "{label}");
         s.notices = vec![notice("run:a", false), notice("run:b", true)];
         let v = tray_view(&s);
         assert_eq!((v.icon, v.unread), (Icon::Unread, 1));

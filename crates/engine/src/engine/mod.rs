@@ -235,6 +235,16 @@ impl Engine {
         self.session().ok_or(EngineError::SignedOut)
     }
 
+    /// The cloud API's origin in use.
+    pub fn api_url(&self) -> &str {
+        self.inner.cloud.api_url().as_str()
+    }
+
+    /// The sign-in origin in use.
+    pub fn auth_url(&self) -> &str {
+        self.inner.cloud.auth_url().as_str()
+    }
+
     /// How many follows have a running task.
     pub fn live_follows(&self) -> usize {
         self.inner.follower.live_count()
@@ -646,6 +656,7 @@ impl Engine {
                 if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {
                     self.note_problem(format!("following {} failed: {e}", run.id));
                 }
+                let _ = self.inner.outbox.set_follow_title(FollowKind::Run, run.id.as_str(), &notice::run_title(&run.task));
             }
         }
         self.changed();
@@ -661,6 +672,7 @@ impl Engine {
             let verdict = notice::handoff_verdict(h);
             outbox.record_handoff(h.id.as_str(), h.version, verdict.notice.as_ref(), true, false, &session.account, now)?;
         }
+        outbox.set_follow_title(FollowKind::Handoff, h.id.as_str(), &notice::handoff_title(h))?;
         self.inner.follower.follow_handoff(session, &h.id, h.version, false)
     }
 
@@ -679,6 +691,7 @@ impl Engine {
                         *this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
                         this.changed();
                     }
+                    FollowerEvent::Named => this.changed(),
                     FollowerEvent::Reachable => {
                         this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
                         this.changed();
@@ -702,6 +715,14 @@ impl Engine {
                 }
             }
         });
+    }
+
+    /// Opens a notice as a click on its banner does (a tray menu line, a `cmux-tray://open/…`
+    /// link). Returns whether the notice is known.
+    pub async fn open_notice(&self, key: &str) -> Result<bool, EngineError> {
+        let Some(notice) = self.inner.outbox.notice(key)? else { return Ok(false) };
+        self.reveal(notice).await;
+        Ok(true)
     }
 
     /// A click: open what the notice points at, and mark it read only when that worked. What

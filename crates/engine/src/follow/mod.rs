@@ -73,6 +73,8 @@ pub enum FollowerEvent {
     Unreachable(String),
     /// The cloud answered again after being unreachable.
     Reachable,
+    /// A follow learnt (or changed) its name: what shows it should redraw.
+    Named,
 }
 
 /// Failures in a row (network, 5xx, 429) before a follow calls the cloud unreachable: one
@@ -303,6 +305,15 @@ impl Follower {
                 Ok(answer) => {
                     failures = 0;
                     self.reachable(None);
+                    let title = match &answer {
+                        Answer::Run(run) => notice::run_title(&run.task),
+                        Answer::Handoff(h) => notice::handoff_title(h),
+                    };
+                    match inner.outbox.set_follow_title(row.kind, &row.id, &title) {
+                        Ok(true) => drop(inner.events.send(FollowerEvent::Named)),
+                        Ok(false) => {}
+                        Err(e) => tracing::info!(id = %row.id, "naming the follow: {e}"),
+                    }
                     let recorded = match answer {
                         Answer::Run(run) => self.record_run(&row, session, run),
                         Answer::Handoff(h) => self.record_handoff(&row, session, &mut cursor, &mut changed_at, h),

@@ -68,6 +68,8 @@ pub struct FollowRow {
     pub made_here: bool,
     pub ended_at: Option<i64>,
     pub end_reason: Option<String>,
+    /// The Run's task or the hand-off's title, once a snapshot said it.
+    pub title: Option<String>,
 }
 
 /// A notice as stored, with its delivery state.
@@ -255,6 +257,15 @@ impl Outbox {
             )
             .map_err(|e| self.err(e))?;
         Ok(n == 1)
+    }
+
+    /// Names a follow (from a snapshot); a title already known is written again only when it changed.
+    /// Returns whether the name changed.
+    pub fn set_follow_title(&self, kind: FollowKind, id: &str, title: &str) -> Result<bool, OutboxError> {
+        self.lock()
+            .execute("UPDATE follows SET title = ?3 WHERE kind = ?1 AND id = ?2 AND title IS NOT ?3", params![kind.as_str(), id, title])
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
     }
 
     pub fn follow(&self, kind: FollowKind, id: &str) -> Result<Option<FollowRow>, OutboxError> {
@@ -452,6 +463,12 @@ impl Outbox {
     /// The most recent notices that are news (told or still untold), newest first.
     pub fn recent_notices(&self, limit: usize) -> Result<Vec<StoredNotice>, OutboxError> {
         self.notices_where("state != 'silent' ORDER BY seq DESC LIMIT ?1", [limit as i64])
+    }
+
+    /// What was said about one item (a hand-off's turns, a Run's end), oldest first, silent ones
+    /// (seen but not news) included: the history's card.
+    pub fn notices_for_item(&self, item: &str, limit: usize) -> Result<Vec<StoredNotice>, OutboxError> {
+        self.notices_where("item = ?1 ORDER BY seq LIMIT ?2", params![item, limit as i64])
     }
 
     /// The newest notice told with this banner id.
@@ -674,7 +691,7 @@ impl Outbox {
 }
 
 const FOLLOW_COLUMNS: &str =
-    "SELECT kind, id, account, cursor, started_at, changed_at, made_here, ended_at, end_reason FROM follows";
+    "SELECT kind, id, account, cursor, started_at, changed_at, made_here, ended_at, end_reason, title FROM follows";
 
 fn follow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FollowRow> {
     let kind: String = r.get(0)?;
@@ -691,6 +708,7 @@ fn follow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FollowRow> {
         made_here: r.get(6)?,
         ended_at: r.get(7)?,
         end_reason: r.get(8)?,
+        title: r.get(9)?,
     })
 }
 

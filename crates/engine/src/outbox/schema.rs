@@ -85,4 +85,9 @@ pub const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL
     );
     "#,
+    // 4: what a follow is called (a Run's task, a hand-off's title), for the tray and the
+    //    history; learnt from each snapshot.
+    r#"
+    ALTER TABLE follows ADD COLUMN title TEXT;
+    "#,
 ];

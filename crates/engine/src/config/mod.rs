@@ -1,6 +1,7 @@
 //! Settings: the TOML config file, then the environment (the environment wins, value by value).
 //!
-//! `[cloud] api_url, auth_url, team`; `CMUX_TRAY_API_URL`, `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`,
+//! `[cloud] api_url, auth_url, team`, `[local] socket_path, password`; `CMUX_TRAY_API_URL`,
+//! `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`,
 //! and `CMUX_TRAY_TOKEN` (an access token given directly: held in memory, never written
 //! anywhere). An unknown key is a warning, never a failure; a bad value names the key, the file
 //! and what is allowed. Directories follow the platform's conventions (XDG on Linux), so a test
@@ -12,6 +13,9 @@ use std::path::{Path, PathBuf};
 use secrecy::SecretString;
 
 use crate::cloud::TeamId;
+
+mod edit;
+pub use edit::{EDITABLE, get_in_file, set_in_file};
 
 pub const APP: &str = "cmux-tray";
 pub const DEFAULT_API_URL: &str = "https://cloud-api.cmux.dev";
@@ -40,6 +44,8 @@ pub struct Paths {
     pub config_file: PathBuf,
     pub data_dir: PathBuf,
     pub runtime_dir: PathBuf,
+    /// `[local] socket_path`, when the person moved the socket.
+    pub socket_path: Option<PathBuf>,
 }
 
 impl Paths {
@@ -48,11 +54,11 @@ impl Paths {
         let config = dirs::config_dir().ok_or(ConfigError::NoDirectories)?;
         let data = dirs::data_dir().ok_or(ConfigError::NoDirectories)?;
         let runtime = dirs::runtime_dir().unwrap_or_else(|| data.clone());
-        Ok(Paths {
-            config_file: config.join(APP).join("config.toml"),
-            data_dir: data.join(APP),
-            runtime_dir: runtime.join(APP),
-        })
+        let config_file = config.join(APP).join("config.toml");
+        // A bad file is reported where the engine starts (Settings::load); here it only means
+        // the socket stays where it is by default.
+        let socket_path = Settings::from_file(&config_file).ok().and_then(|s| s.socket_path);
+        Ok(Paths { config_file, data_dir: data.join(APP), runtime_dir: runtime.join(APP), socket_path })
     }
 
     pub fn database(&self) -> PathBuf {
@@ -69,9 +75,9 @@ impl Paths {
         dirs::state_dir().or_else(dirs::data_local_dir).unwrap_or_else(|| self.data_dir.clone()).join(APP).join("logs")
     }
 
-    /// The local socket (docs/local-socket.md).
+    /// The local socket (docs/local-socket.md): `[local] socket_path`, else the runtime directory's.
     pub fn socket(&self) -> PathBuf {
-        self.runtime_dir.join("cmux.sock")
+        self.socket_path.clone().unwrap_or_else(|| self.runtime_dir.join("cmux.sock"))
     }
 }
 
@@ -85,6 +91,8 @@ pub struct Settings {
     pub token: Option<SecretString>,
     /// The local socket's password mode: `[local] password`, or `CMUX_SOCKET_PASSWORD`.
     pub socket_password: Option<SecretString>,
+    /// `[local] socket_path`: where the local socket lives instead of the default.
+    pub socket_path: Option<PathBuf>,
     /// Unknown keys and other things worth a warning.
     pub warnings: Vec<String>,
 }
@@ -92,19 +100,7 @@ pub struct Settings {
 impl Settings {
     /// Reads the config file (absent is fine) and then the environment.
     pub fn load(config_file: &Path, env: &BTreeMap<String, String>) -> Result<Settings, ConfigError> {
-        let mut s = Settings {
-            api_url: DEFAULT_API_URL.into(),
-            auth_url: DEFAULT_AUTH_URL.into(),
-            team: None,
-            token: None,
-            socket_password: None,
-            warnings: Vec::new(),
-        };
-        match std::fs::read_to_string(config_file) {
-            Ok(text) => s.apply_file(config_file, &text)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(ConfigError::Read { path: config_file.into(), source }),
-        }
+        let mut s = Settings::from_file(config_file)?;
         let var = |k: &str| env.get(k).map(|v| v.trim()).filter(|v| !v.is_empty()).map(String::from);
         if let Some(v) = var("CMUX_TRAY_API_URL") {
             s.api_url = v;
@@ -119,15 +115,37 @@ impl Settings {
         if let Some(p) = var("CMUX_SOCKET_PASSWORD") {
             s.socket_password = Some(SecretString::from(p));
         }
-        for (key, url) in [("api_url", &s.api_url), ("auth_url", &s.auth_url)] {
+        s.check_urls("settings")?;
+        Ok(s)
+    }
+
+    /// The config file alone (absent is fine), without the environment.
+    pub fn from_file(config_file: &Path) -> Result<Settings, ConfigError> {
+        match std::fs::read_to_string(config_file) {
+            Ok(text) => Settings::from_text(config_file, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+            Err(source) => Err(ConfigError::Read { path: config_file.into(), source }),
+        }
+    }
+
+    /// The settings a config file with this text would give (`path` names it in errors).
+    pub fn from_text(path: &Path, text: &str) -> Result<Settings, ConfigError> {
+        let mut s = Settings::default();
+        s.apply_file(path, text)?;
+        s.check_urls(&path.display().to_string())?;
+        Ok(s)
+    }
+
+    fn check_urls(&self, where_: &str) -> Result<(), ConfigError> {
+        for (key, url) in [("cloud.api_url", &self.api_url), ("cloud.auth_url", &self.auth_url)] {
             crate::cloud::client::checked_origin("URL", url).map_err(|e| ConfigError::Value {
-                where_: "settings".into(),
+                where_: where_.into(),
                 key: key.into(),
                 value: format!("{url:?}"),
                 allowed: e.to_string(),
             })?;
         }
-        Ok(s)
+        Ok(())
     }
 
     fn apply_file(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
@@ -162,6 +180,17 @@ impl Settings {
                             ("password", toml::Value::String(p)) if !p.is_empty() => {
                                 self.socket_password = Some(SecretString::from(p.clone()))
                             }
+                            ("socket_path", toml::Value::String(p)) if Path::new(p).is_absolute() => {
+                                self.socket_path = Some(PathBuf::from(p))
+                            }
+                            ("socket_path", other) => {
+                                return Err(ConfigError::Value {
+                                    where_: where_.clone(),
+                                    key: "local.socket_path".into(),
+                                    value: other.to_string(),
+                                    allowed: "expected an absolute path".into(),
+                                });
+                            }
                             ("password", other) => {
                                 return Err(ConfigError::Value {
                                     where_: where_.clone(),
@@ -180,6 +209,20 @@ impl Settings {
             }
         }
         Ok(())
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            api_url: DEFAULT_API_URL.into(),
+            auth_url: DEFAULT_AUTH_URL.into(),
+            team: None,
+            token: None,
+            socket_password: None,
+            socket_path: None,
+            warnings: Vec::new(),
+        }
     }
 }
 

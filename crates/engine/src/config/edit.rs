@@ -1,0 +1,176 @@
+//! Changing the config file from `cmux-tray config set` and the settings window: one key at a
+//! time, keeping the rest of the file as the person wrote it (comments, order, spacing).
+//!
+//! It must never write a file the engine would refuse: the value is checked first, and then the
+//! whole new file is read the way the engine reads it. The write is atomic (a temporary file
+//! renamed over the old one), so a crash leaves the old file or the new one, never half of one.
+
+use std::path::Path;
+
+use super::Settings;
+use crate::policy::settings as delivery;
+
+/// The keys outside `[delivery]` that can be set, and what each is. An empty value removes the
+/// key (its default again). The team is chosen per account (the settings window, the engine),
+/// not here.
+pub const EDITABLE: &[(&str, &str)] = &[
+    ("cloud.api_url", "the cloud API's origin (staging: https://cloud-api-staging.cmux.dev)"),
+    ("cloud.auth_url", "the sign-in origin"),
+    ("local.socket_path", "where the local socket lives (an absolute path)"),
+];
+
+/// The value in force for `key`: a `[delivery]` key, or one of [`EDITABLE`] (as the file says,
+/// without the environment).
+pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
+    let text = read(path)?;
+    if key.starts_with("delivery.") {
+        let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
+        let (settings, _) = delivery::parse(table.get("delivery").and_then(|d| d.as_table())).map_err(|e| format!("{}: {e}", path.display()))?;
+        return delivery::get(&settings, key).ok_or_else(|| unknown(key));
+    }
+    let s = Settings::from_text(path, &text).map_err(|e| e.to_string())?;
+    match key {
+        "cloud.api_url" => Ok(s.api_url),
+        "cloud.auth_url" => Ok(s.auth_url),
+        "local.socket_path" => Ok(s.socket_path.map(|p| p.display().to_string()).unwrap_or_default()),
+        _ => Err(unknown(key)),
+    }
+}
+
+/// Changes one key in the config file (see the module's doc).
+pub fn set_in_file(path: &Path, key: &str, text: &str) -> Result<(), String> {
+    let value = if key.starts_with("delivery.") {
+        Some(delivery::value_for(key, text).map_err(|e| e.to_string())?)
+    } else if EDITABLE.iter().any(|(k, _)| *k == key) {
+        let text = text.trim();
+        (!text.is_empty()).then(|| toml::Value::String(text.into()))
+    } else {
+        return Err(unknown(key));
+    };
+    let old = read(path)?;
+    let mut doc: toml_edit::DocumentMut = old.parse().map_err(|e| format!("{}: not valid TOML, not changed: {e}", path.display()))?;
+    let parts: Vec<&str> = key.split('.').collect();
+    let (last, tables) = parts.split_last().expect("keys have a dot");
+    let mut table = doc.as_table_mut();
+    for name in tables {
+        let item = table.entry(name).or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        });
+        table = item.as_table_mut().ok_or_else(|| format!("{}: {name} is not a table, not changed", path.display()))?;
+    }
+    match &value {
+        Some(v) => {
+            let mut new = to_edit(v);
+            // Keep a comment after the old value (`api_url = "…" # prod`).
+            if let Some(old) = table.get(last).and_then(|i| i.as_value()) {
+                *new.decor_mut() = old.decor().clone();
+            }
+            table[last] = toml_edit::Item::Value(new);
+        }
+        None => drop(table.remove(last)),
+    }
+    if key.starts_with("delivery.")
+        && doc.get("delivery").and_then(|d| d.get("schema")).is_none()
+        && let Some(d) = doc.get_mut("delivery").and_then(|d| d.as_table_mut())
+    {
+        d.insert("schema", toml_edit::value(delivery::SCHEMA));
+        d.sort_values_by(|a, _, b, _| (a.get() != "schema").cmp(&(b.get() != "schema")));
+    }
+    let new = doc.to_string();
+    // Never write a file the engine would refuse: the whole of it must read, not just this key.
+    let whole: toml::Table = new.parse().map_err(|e| format!("{}: {e}", path.display()))?;
+    let refused = |e: String| format!("{e} (the file was not changed)");
+    delivery::parse(whole.get("delivery").and_then(|d| d.as_table())).map_err(|e| refused(format!("{}: {e}", path.display())))?;
+    Settings::from_text(path, &new).map_err(|e| refused(e.to_string()))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, new).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+fn unknown(key: &str) -> String {
+    let known: Vec<&str> = delivery::KEYS.iter().map(|(k, _)| *k).chain(EDITABLE.iter().map(|(k, _)| *k)).collect();
+    format!("{key}: unknown key; known keys: {}", known.join(", "))
+}
+
+fn to_edit(v: &toml::Value) -> toml_edit::Value {
+    match v {
+        toml::Value::Boolean(b) => (*b).into(),
+        toml::Value::Integer(i) => (*i).into(),
+        toml::Value::Float(f) => (*f).into(),
+        toml::Value::Array(items) => items.iter().map(to_edit).collect::<toml_edit::Array>().into(),
+        other => other.as_str().unwrap_or_default().into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_keeps_the_rest_of_the_file_and_refuses_bad_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let original = "# my settings\n[cloud]\napi_url = \"https://cloud-api.cmux.dev\" # prod\n";
+        std::fs::write(&path, original).unwrap();
+        set_in_file(&path, "delivery.quiet_hours.windows", "mon-fri 22:00-07:00; sat,sun 23:00-09:00").unwrap();
+        set_in_file(&path, "delivery.runs.sound", "off").unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(original), "{text}");
+        let t: toml::Table = text.parse().unwrap();
+        let (s, warnings) = delivery::parse(t.get("delivery").and_then(|d| d.as_table())).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(s.quiet.schedule.windows.len(), 2);
+        assert!(!s.runs.sound);
+        assert_eq!(t["delivery"]["schema"].as_integer(), Some(delivery::SCHEMA));
+        let before = std::fs::read_to_string(&path).unwrap();
+        let e = set_in_file(&path, "delivery.quiet_hours.windows", "daily 25:00-07:00").unwrap_err();
+        assert!(e.contains("delivery.quiet_hours.windows") && e.contains("25:00"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "not changed");
+        std::fs::write(&path, "[cloud\n").unwrap();
+        assert!(set_in_file(&path, "delivery.banners", "on").unwrap_err().contains("not valid TOML"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "[cloud\n");
+    }
+
+    #[test]
+    fn the_cloud_origins_and_the_socket_path_are_checked_and_an_empty_value_restores_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# mine\n[cloud]\napi_url = \"https://cloud-api.cmux.dev\" # prod\n").unwrap();
+        set_in_file(&path, "cloud.api_url", "https://cloud-api-staging.cmux.dev").unwrap();
+        set_in_file(&path, "local.socket_path", "/tmp/elsewhere/cmux.sock").unwrap();
+        assert_eq!(get_in_file(&path, "cloud.api_url").unwrap(), "https://cloud-api-staging.cmux.dev");
+        assert_eq!(get_in_file(&path, "local.socket_path").unwrap(), "/tmp/elsewhere/cmux.sock");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# mine\n[cloud]\napi_url = \"https://cloud-api-staging.cmux.dev\" # prod\n"), "{text}");
+        let before = text.clone();
+        for (key, value, says) in [
+            ("cloud.api_url", "http://cloud.example.com", "https"),
+            ("local.socket_path", "relative/cmux.sock", "absolute path"),
+            ("cloud.colour", "blue", "unknown key"),
+        ] {
+            let e = set_in_file(&path, key, value).unwrap_err();
+            assert!(e.contains(key) && e.contains(says), "{e}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "not changed by {key}");
+        }
+        set_in_file(&path, "cloud.api_url", "").unwrap();
+        assert_eq!(get_in_file(&path, "cloud.api_url").unwrap(), super::super::DEFAULT_API_URL);
+        assert!(std::fs::read_to_string(&path).unwrap().starts_with("# mine\n"));
+        assert_eq!(get_in_file(&path, "delivery.banners").unwrap(), "true");
+    }
+}
