@@ -482,3 +482,39 @@ fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_
     assert_eq!(wd.text(&socket), format!("In use now: {}", home.socket().display()));
     desktop.screenshot("settings-account-and-cloud");
 }
+
+#[test]
+fn tauris_own_tray_the_one_of_macos_and_windows_serves_the_same_menu() {
+    let desktop = DesktopSession::start_with_display();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let log = home.dir.path().join("app.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let child = home
+        .program(&bin("cmux-tray-app"), &[])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .env("CMUX_TRAY_TOKEN", &user.access_token)
+        .env("CMUX_TRAY_TRAY", "tauri")
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap();
+    let mut app = App { child, log };
+    // libayatana-appindicator registers it with the watcher and serves the menu over dbusmenu.
+    let item = tray_item(&desktop);
+    wait_until("the account and the Run by name", LIMIT, || {
+        let l = labels(&desktop, &item);
+        l.contains(&"ada@example.com".to_string()) && l.contains(&"Fix the flaky login test".to_string())
+    });
+    for expected in ["Following (1)", "Mark all read", "Pause notifications", "For 1 hour", "Settings…", "Quit"] {
+        assert!(labels(&desktop, &item).contains(&expected.to_string()), "{expected}");
+    }
+    click(&desktop, &item, "Settings…");
+    wait_until("the settings window", LIMIT, || desktop.window_titled("cmux-tray — Settings"));
+    click(&desktop, &item, "For 1 hour");
+    wait_until("paused, in the redrawn menu", LIMIT, || labels(&desktop, &item).iter().any(|l| l.starts_with("Notifications paused (")));
+    click(&desktop, &item, "Quit");
+    wait_until("quit", LIMIT, || app.child.try_wait().unwrap().is_some());
+}

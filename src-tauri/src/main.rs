@@ -5,7 +5,8 @@
 //! - `windows`: the history, settings and sign-in windows, created when opened, destroyed when
 //!   closed (a webview costs ~300 MB while it exists).
 //! - `commands`: what the pages may ask of the engine.
-//! - `tray_linux`: the Linux tray, a StatusNotifierItem of our own (ksni), so a left click works.
+//! - `tray`: the tray menu and its actions, drawn by a StatusNotifierItem of our own on Linux
+//!   (ksni, so a left click works) and by Tauri's tray on macOS and Windows.
 //! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
 //! - `links`: `cmux-tray://` links, one instance per user, and the scheme's registration.
 
@@ -14,8 +15,7 @@
 mod commands;
 mod demo;
 mod links;
-#[cfg(target_os = "linux")]
-mod tray_linux;
+mod tray;
 mod windows;
 
 use std::sync::Mutex;
@@ -138,8 +138,7 @@ fn main() {
                     }
                 }
             });
-            #[cfg(target_os = "linux")]
-            tauri::async_runtime::block_on(tray_linux::start(app.handle().clone(), engine))?;
+            tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
             Ok(())
         })
         .build(tauri::generate_context!())

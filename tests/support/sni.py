@@ -29,12 +29,27 @@ def plain(v):
     return str(v)
 
 
+def find_item_path(bus_name, path="/"):
+    """The object under `path` that implements org.kde.StatusNotifierItem (a tray host's search
+    when the watcher gives a bus name alone, as it does for libayatana-appindicator's items)."""
+    import xml.etree.ElementTree as ET
+    xml = bus.get_object(bus_name, path).Introspect(dbus_interface="org.freedesktop.DBus.Introspectable")
+    root = ET.fromstring(str(xml))
+    if any(i.get("name") == "org.kde.StatusNotifierItem" for i in root.findall("interface")):
+        return path
+    for node in root.findall("node"):
+        found = find_item_path(bus_name, path.rstrip("/") + "/" + node.get("name"))
+        if found:
+            return found
+    return None
+
+
 def split(name):
     # The watcher lists "busname/objectpath" or just the bus name.
     if "/" in name:
         bus_name, path = name.split("/", 1)
         return bus_name, "/" + path
-    return name, "/StatusNotifierItem"
+    return name, find_item_path(name) or "/StatusNotifierItem"
 
 
 def item(name):

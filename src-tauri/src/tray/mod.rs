@@ -1,0 +1,215 @@
+//! The tray: one menu, drawn from the engine's `TrayView`, and the actions its items run. Two
+//! renderers draw it: `sni`, a StatusNotifierItem of our own (ksni) on Linux, where Tauri's
+//! appindicator tray delivers no left click; and `tauri_tray`, Tauri's own tray, for macOS and
+//! Windows (on Linux it can be chosen with `CMUX_TRAY_TRAY=tauri`, which is how its menu is
+//! tested here). Neither holds a rule of its own: what an item says and does is decided here.
+
+use cmux_tray_engine::Engine;
+use cmux_tray_engine::view::{Icon, TrayView};
+use tauri::AppHandle;
+
+use crate::windows::{self, Page};
+
+#[cfg(target_os = "linux")]
+mod sni;
+mod tauri_tray;
+
+/// One line of the menu.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    Action { action: Action, label: String },
+    Disabled(String),
+    Sub { label: String, entries: Vec<Entry> },
+    Separator,
+}
+
+/// What a menu item does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    SignIn,
+    SignOut,
+    /// A followed item (`run:<id>`, `handoff:<id>`): its card.
+    OpenItem(String),
+    /// A notice, as a click on its banner opens it.
+    OpenNotice(String),
+    MarkAllRead,
+    PauseHour,
+    PauseTomorrow,
+    Resume,
+    Settings,
+    History,
+    Quit,
+}
+
+impl Action {
+    /// A menu item id (Tauri's menus carry strings).
+    pub fn id(&self) -> String {
+        match self {
+            Action::OpenItem(item) => format!("item:{item}"),
+            Action::OpenNotice(key) => format!("notice:{key}"),
+            other => format!("{other:?}"),
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Action> {
+        if let Some(item) = id.strip_prefix("item:") {
+            return Some(Action::OpenItem(item.into()));
+        }
+        if let Some(key) = id.strip_prefix("notice:") {
+            return Some(Action::OpenNotice(key.into()));
+        }
+        use Action::*;
+        [SignIn, SignOut, MarkAllRead, PauseHour, PauseTomorrow, Resume, Settings, History, Quit].into_iter().find(|a| a.id() == id)
+    }
+
+    /// Runs the action; engine calls go off the tray's own thread.
+    pub fn run(self, app: &AppHandle, engine: &Engine) {
+        let engine = engine.clone();
+        let spawn = |f: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>| drop(tauri::async_runtime::spawn(f));
+        match self {
+            Action::SignIn => windows::open(app, Page::SignIn, None),
+            Action::SignOut => spawn(Box::pin(async move {
+                if let Err(e) = engine.sign_out().await {
+                    tracing::error!("signing out: {e}");
+                }
+            })),
+            Action::OpenItem(item) => windows::open_item(app, &item),
+            Action::OpenNotice(key) => spawn(Box::pin(async move {
+                if let Err(e) = engine.open_notice(&key).await {
+                    tracing::warn!("opening notice {key}: {e}");
+                }
+            })),
+            Action::MarkAllRead => spawn(Box::pin(async move {
+                if let Err(e) = engine.mark_all_read().await {
+                    tracing::warn!("marking all read: {e}");
+                }
+            })),
+            Action::PauseHour => pause(&engine, Some(jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1))),
+            Action::PauseTomorrow => match cmux_tray_engine::policy::tomorrow_morning(&jiff::Zoned::now()) {
+                Some(until) => pause(&engine, Some(until)),
+                None => tracing::warn!("no tomorrow morning in this time zone"),
+            },
+            Action::Resume => {
+                if let Err(e) = engine.resume() {
+                    tracing::warn!("resuming: {e}");
+                }
+            }
+            Action::Settings => windows::open(app, Page::Settings, None),
+            Action::History => windows::open(app, Page::History, None),
+            Action::Quit => app.exit(0),
+        }
+    }
+}
+
+fn pause(engine: &Engine, until: Option<jiff::Timestamp>) {
+    if let Err(e) = engine.pause(until) {
+        tracing::warn!("pausing: {e}");
+    }
+}
+
+/// The menu for this view.
+pub fn entries(v: &TrayView) -> Vec<Entry> {
+    let action = |action: Action, label: &str| Entry::Action { action, label: label.into() };
+    let mut menu = Vec::new();
+    if v.signed_in {
+        menu.push(Entry::Sub { label: v.account.clone(), entries: vec![action(Action::SignOut, "Sign out")] });
+    } else {
+        menu.push(action(Action::SignIn, &v.account));
+    }
+    menu.extend(v.problems.iter().map(|p| Entry::Disabled(format!("⚠ {p}"))));
+    menu.push(Entry::Separator);
+    let follows = if v.follows.is_empty() {
+        vec![Entry::Disabled("Nothing is being followed".into())]
+    } else {
+        v.follows.iter().map(|f| action(Action::OpenItem(f.item.clone()), &f.label)).collect()
+    };
+    menu.push(Entry::Sub { label: format!("Following ({})", v.follows.len()), entries: follows });
+    menu.push(Entry::Separator);
+    menu.push(Entry::Disabled(if v.unread > 0 { format!("Last notices ({} unread)", v.unread) } else { "Last notices".into() }));
+    for n in &v.notices {
+        let label = if n.unread { format!("● {}", n.label) } else { format!("   {}", n.label) };
+        menu.push(action(Action::OpenNotice(n.key.clone()), &label));
+    }
+    menu.push(action(Action::MarkAllRead, "Mark all read"));
+    menu.push(Entry::Separator);
+    let mut pause = vec![action(Action::PauseHour, "For 1 hour"), action(Action::PauseTomorrow, "Until tomorrow")];
+    if v.paused.is_some() {
+        pause.push(action(Action::Resume, "Resume"));
+    }
+    let pause_label = match &v.paused {
+        Some(until) => format!("Notifications paused ({until})"),
+        None => "Pause notifications".into(),
+    };
+    menu.push(Entry::Sub { label: pause_label, entries: pause });
+    menu.push(action(Action::Settings, "Settings…"));
+    menu.push(Entry::Separator);
+    menu.push(action(Action::Quit, "Quit"));
+    menu
+}
+
+/// The tray icon for a state (icons/tray-*.png, 32×32).
+pub fn icon_png(icon: Icon) -> &'static [u8] {
+    match icon {
+        Icon::Problem => include_bytes!("../../../icons/tray-problem.png"),
+        Icon::SignedOut => include_bytes!("../../../icons/tray-signed-out.png"),
+        Icon::Paused => include_bytes!("../../../icons/tray-paused.png"),
+        Icon::Unread => include_bytes!("../../../icons/tray-unread.png"),
+        Icon::Following => include_bytes!("../../../icons/tray-following.png"),
+        Icon::Idle => include_bytes!("../../../icons/tray-idle.png"),
+    }
+}
+
+/// The tooltip: the account, the unread count, the problems.
+pub fn tooltip(v: &TrayView) -> String {
+    let mut lines = vec![v.account.clone()];
+    if v.unread > 0 {
+        lines.push(format!("{} unread", v.unread));
+    }
+    lines.extend(v.problems.iter().cloned());
+    lines.join("\n")
+}
+
+/// Publishes the tray and keeps it in step with the engine.
+pub async fn start(app: AppHandle, engine: Engine) -> anyhow::Result<()> {
+    let tauri_tray = cfg!(not(target_os = "linux")) || std::env::var("CMUX_TRAY_TRAY").is_ok_and(|v| v == "tauri");
+    if tauri_tray {
+        return tauri_tray::start(app, engine);
+    }
+    #[cfg(target_os = "linux")]
+    sni::start(app, engine).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_survives_its_menu_id() {
+        let all = [
+            Action::SignIn,
+            Action::SignOut,
+            Action::OpenItem("run:run_0123456789abcdef0123".into()),
+            Action::OpenNotice("handoff:ho_0123456789abcdef0123:2:done".into()),
+            Action::MarkAllRead,
+            Action::PauseHour,
+            Action::PauseTomorrow,
+            Action::Resume,
+            Action::Settings,
+            Action::History,
+            Action::Quit,
+        ];
+        for a in all {
+            assert_eq!(Action::from_id(&a.id()), Some(a.clone()), "{}", a.id());
+        }
+        assert_eq!(Action::from_id("Nonsense"), None);
+    }
+
+    #[test]
+    fn every_state_has_an_icon_that_decodes() {
+        for icon in [Icon::Problem, Icon::SignedOut, Icon::Paused, Icon::Unread, Icon::Following, Icon::Idle] {
+            let image = tauri::image::Image::from_bytes(icon_png(icon)).expect("a PNG");
+            assert_eq!((image.width(), image.height()), (32, 32), "{icon:?}");
+        }
+    }
+}
