@@ -518,3 +518,63 @@ fn tauris_own_tray_the_one_of_macos_and_windows_serves_the_same_menu() {
     click(&desktop, &item, "Quit");
     wait_until("quit", LIMIT, || app.child.try_wait().unwrap().is_some());
 }
+
+#[test]
+fn the_tray_in_a_visible_tray_bar_opens_its_menu_on_a_real_click() {
+    let mut desktop = DesktopSession::start_with_display();
+    desktop.start_tray_bar();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    wait_until("the Run by name", LIMIT, || labels(&desktop, &item).contains(&"Fix the flaky login test".to_string()));
+    cloud.sim().update_run(&run, RunChange::status("succeeded"));
+    wait_until("unread in the menu", LIMIT, || labels(&desktop, &item).iter().any(|l| l.starts_with("● ")));
+    // Visible windows, and their geometry (x, y, width, height).
+    let ids = || desktop.xdotool(&["search", "--onlyvisible", "--name", ""]).lines().map(String::from).collect::<Vec<_>>();
+    let geometry = |w: &str| -> Vec<i64> {
+        let text = desktop.xdotool(&["getwindowgeometry", "--shell", w]);
+        ["X", "Y", "WIDTH", "HEIGHT"]
+            .iter()
+            .map(|k| text.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).and_then(|v| v.parse().ok()).unwrap_or(-1))
+            .collect()
+    };
+    // A real right click on the icon (the bar puts it at the top left); the menu is the new
+    // window on screen (GTK maps small helper windows off it too).
+    let open_menu = || -> Vec<i64> {
+        let shown = ids();
+        desktop.xdotool(&["mousemove", "16", "16", "click", "3"]);
+        let mut menu = Vec::new();
+        // Settled: the same place and size twice in a row (GTK sizes and places it after mapping).
+        wait_until("the menu open", LIMIT, || {
+            let seen = ids().into_iter().filter(|w| !shown.contains(w)).map(|w| geometry(&w)).find(|g| g[0] >= 0 && g[2] > 50);
+            let settled = seen.as_ref().is_some_and(|g| *g == menu);
+            menu = seen.unwrap_or_default();
+            std::thread::sleep(Duration::from_millis(100));
+            settled
+        });
+        menu
+    };
+    let menu_shown = || ids().into_iter().map(|w| geometry(&w)).any(|g| g[0] >= 0 && g[1] >= 32 && g[2] > 50 && g[3] > 100);
+
+    open_menu();
+    desktop.screenshot("tray-menu-open");
+    desktop.xdotool(&["key", "Escape"]);
+    wait_until("the menu closed", LIMIT, || !menu_shown());
+
+    // A real left click opens the history (the tray's Activate, which appindicator never had).
+    desktop.xdotool(&["mousemove", "16", "16", "click", "1"]);
+    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    // No window manager places it: it opened over the bar; move it aside.
+    desktop.xdotool(&["search", "--onlyvisible", "--name", "^cmux-tray — History$", "windowmove", "--sync", "600", "100"]);
+
+    // A real click on the menu's last item, Quit, ends the app.
+    let menu = open_menu();
+    let (x, y, h) = (menu[0], menu[1], menu[3]);
+    desktop.xdotool(&["mousemove", &(x + 40).to_string(), &(y + h - 14).to_string()]);
+    std::thread::sleep(Duration::from_millis(300)); // hovered, as a hand would, before the click
+    desktop.xdotool(&["click", "1"]);
+    wait_until("quit from the menu", LIMIT, || app.child.try_wait().unwrap().is_some());
+}

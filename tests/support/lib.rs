@@ -221,6 +221,26 @@ impl DesktopSession {
         session
     }
 
+    /// A visible tray bar on the virtual display (gtk-sni-tray-standalone, at the top left), so
+    /// the tray can be clicked with a real mouse and photographed with its menu open.
+    pub fn start_tray_bar(&mut self) {
+        let bar = Command::new("gtk-sni-tray-standalone")
+            .args(["--top", "--beginning", "--size", "32", "--color", "#24292f"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .env("DISPLAY", self.display.clone().expect("a display"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("gtk-sni-tray-standalone starts (package haskell-gtk-sni-tray-utils)");
+        self.extras.push(bar);
+    }
+
+    /// `xdotool ARGS` on the virtual display.
+    pub fn xdotool(&self, args: &[&str]) -> String {
+        let out = Command::new("xdotool").args(args).env("DISPLAY", self.display.as_deref().expect("a display")).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// `dunstctl ARGS` on this session's bus.
     pub fn dunstctl(&self, args: &[&str]) -> String {
         let out = Command::new("dunstctl").args(args).env("DBUS_SESSION_BUS_ADDRESS", &self.address).output().unwrap();
