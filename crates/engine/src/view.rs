@@ -161,6 +161,7 @@ mod tests {
             delivery: Some("shown".into()),
             sound: false,
             session_id: None,
+            local_body: None,
         }
     }
 

@@ -346,3 +346,19 @@ async fn a_stale_socket_is_replaced_and_a_live_one_is_not_stolen() {
     assert_eq!(std::fs::metadata(&stale).unwrap().permissions().mode() & 0o777, 0o600);
     s.stop.cancel();
 }
+
+#[tokio::test]
+async fn a_long_body_is_listed_whole_though_its_banner_was_cut() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    let body = "the parser suite passed ".repeat(12).trim_end().to_string(); // 287 characters
+    let made = c
+        .ask_json(json!({"id": 1, "method": "notification.create", "params": {"title": "Tests", "subtitle": "parser", "body": body}}))
+        .await;
+    assert_eq!(made["ok"], true, "{made}");
+    let list = c.ask_json(json!({"id": 2, "method": "notification.list"})).await;
+    let item = &list["result"]["notifications"][0];
+    assert_eq!(item["body"], body.as_str(), "the body as sent, not the banner's cut one");
+    assert_eq!(item["subtitle"], "parser");
+    s.stop.cancel();
+}

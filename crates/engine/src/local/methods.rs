@@ -279,9 +279,13 @@ const METHODS: &[&str] = &[
     "tray.mark_all_read",
 ];
 
-/// The body as the terminal sent it (the stored banner body has the subtitle joined in).
+/// The body as the terminal sent it. A notice stored before schema 4 kept only the banner body
+/// (subtitle joined in, cut at 200 characters): the subtitle is taken off that.
 fn local_body(n: &StoredNotice) -> &str {
-    n.body.strip_prefix(&format!("{} — ", n.subtitle)).filter(|_| !n.subtitle.is_empty()).unwrap_or(&n.body)
+    match &n.local_body {
+        Some(body) => body,
+        None => n.body.strip_prefix(&format!("{} — ", n.subtitle)).filter(|_| !n.subtitle.is_empty()).unwrap_or(&n.body),
+    }
 }
 
 fn list_item(n: &StoredNotice) -> Value {

@@ -42,6 +42,7 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
         local: Some(LocalOrigin {
             cmux_id: cmux_id.into(),
             subtitle,
+            body,
             workspace_id,
             surface_id,
         }),

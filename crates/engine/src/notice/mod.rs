@@ -67,6 +67,8 @@ pub struct Notice {
 pub struct LocalOrigin {
     pub cmux_id: String,
     pub subtitle: String,
+    /// The body as the terminal sent it (one line, not cut; the banner's body is cut).
+    pub body: String,
     pub workspace_id: Option<String>,
     pub surface_id: Option<String>,
 }

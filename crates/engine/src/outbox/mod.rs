@@ -99,6 +99,10 @@ pub struct StoredNotice {
     /// Whether its banner asked for a sound.
     pub sound: bool,
     pub session_id: Option<String>,
+    /// A terminal's body as it sent it (one line, uncut); `None` for other notices and for
+    /// local ones stored before schema 4.
+    #[serde(default)]
+    pub local_body: Option<String>,
 }
 
 /// The signed-in account, as remembered.
@@ -485,7 +489,7 @@ impl Outbox {
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at,
-                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id
+                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id, local_body
                  FROM notices WHERE {clause}"
             ))
             .map_err(|e| self.err(e))?;
@@ -512,6 +516,7 @@ impl Outbox {
                     delivery: r.get(17)?,
                     sound: r.get(18)?,
                     session_id: r.get(19)?,
+                    local_body: r.get(20)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -716,8 +721,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
     let local = n.local.clone().unwrap_or_default();
     let inserted = conn.execute(
         "INSERT OR IGNORE INTO notices (key, item, source, status, title, body, urgent, account, created_at, state,
-                                        cmux_id, subtitle, workspace_id, surface_id, session_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                                        cmux_id, subtitle, workspace_id, surface_id, session_id, local_body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             n.key,
             n.item,
@@ -733,7 +738,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
             local.subtitle,
             local.workspace_id,
             local.surface_id,
-            n.session_id
+            n.session_id,
+            n.local.as_ref().map(|l| l.body.clone())
         ],
     )?;
     Ok(inserted == 1)

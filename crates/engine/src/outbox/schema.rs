@@ -86,8 +86,10 @@ pub const MIGRATIONS: &[&str] = &[
     );
     "#,
     // 4: what a follow is called (a Run's task, a hand-off's title), for the tray and the
-    //    history; learnt from each snapshot.
+    //    history; learnt from each snapshot. A terminal's body as it sent it, for
+    //    notification.list (the banner body has the subtitle joined in and is cut).
     r#"
     ALTER TABLE follows ADD COLUMN title TEXT;
+    ALTER TABLE notices ADD COLUMN local_body TEXT;
     "#,
 ];
