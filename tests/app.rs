@@ -88,6 +88,8 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
     for expected in ["Mark all read", "Pause notifications", "For 1 hour", "Until tomorrow", "Settings…", "Quit"] {
         assert!(labels(&desktop, &item).contains(&expected.to_string()), "{expected}");
     }
+    // No Secret Service in this session: the tray says where the sign-in is kept instead.
+    assert!(labels(&desktop, &item).iter().any(|l| l.starts_with("Sign-in kept in a file, not the keyring (")), "{:?}", labels(&desktop, &item));
 
     // The Run ends: a banner, and the menu shows it unread.
     cloud.sim().update_run(&run, RunChange::status("succeeded"));
@@ -164,6 +166,7 @@ fn sign_in_from_the_tray_stays_signed_in_through_the_keyring_and_sign_out_remove
     wait_until("signed in, in the menu", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
     let secret = desktop.keyring_lookup(&user.user_id).expect("the refresh token is in the Secret Service");
     assert!(secret.starts_with("rt_"));
+    assert!(!labels(&desktop, &item).iter().any(|l| l.starts_with("Sign-in kept in a file")), "the keyring is used: nothing to say");
 
     // Restarted: signed in again from the keyring, no token given.
     drop(app);

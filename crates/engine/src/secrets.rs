@@ -50,6 +50,14 @@ impl SecretStore {
         }
     }
 
+    /// A line for the tray when the sign-in is not in the keyring.
+    pub fn fallback_note(&self) -> Option<String> {
+        match self {
+            SecretStore::Keyring => None,
+            SecretStore::File { why, .. } => Some(format!("Sign-in kept in a file, not the keyring ({why})")),
+        }
+    }
+
     pub fn save(&self, account: &str, secret: &SecretString) -> Result<(), SecretError> {
         match self {
             SecretStore::Keyring => keyring::Entry::new(SERVICE, account)

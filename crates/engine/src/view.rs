@@ -51,6 +51,8 @@ pub struct TrayView {
     pub unread: usize,
     /// One line per problem, for a tooltip or a menu entry.
     pub problems: Vec<String>,
+    /// Lines worth saying that are no problem (the sign-in kept in a file, not the keyring).
+    pub notes: Vec<String>,
 }
 
 /// How many follows and notices a menu lists at most (the rest are in the history window).
@@ -106,7 +108,8 @@ pub fn tray_view(status: &Status) -> TrayView {
     } else {
         Icon::Idle
     };
-    TrayView { icon, account, signed_in, paused: status.paused.clone(), follows, notices, unread, problems }
+    let notes = status.sign_in_note.iter().cloned().collect();
+    TrayView { icon, account, signed_in, paused: status.paused.clone(), follows, notices, unread, problems, notes }
 }
 
 /// `run_0123…cdef` → the last 6 hex digits, enough to tell items apart in a menu.

@@ -169,3 +169,19 @@ async fn an_unreachable_cloud_shows_offline_until_it_answers_again() {
     w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
     eventually("the banner", SECS(30), || w.banners().len() == 1).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_switch_of_account_deletes_the_saved_sign_in_of_the_one_before() {
+    let w = World::new().await;
+    w.engine.sign_out().await.unwrap();
+    let (engine, store) = engine_with_secrets(&w).await;
+    let ada = device_sign_in(&w, &engine).await;
+    assert!(store.load(&ada.user_id).unwrap().is_some());
+    let run = w.run("Ada's, parked at the switch");
+    engine.follow_run(&run).unwrap();
+    let grace = w.sim.sim.add_user("grace@example.com");
+    engine.sign_in_with_token(secrecy::SecretString::from(grace.access_token.clone()), None).await.unwrap();
+    eventually("ada's saved sign-in deleted", SECS(5), || store.load(&ada.user_id).unwrap().is_none()).await;
+    assert_eq!(engine.live_follows(), 0, "ada's follow stopped");
+    assert_eq!(engine.status().unwrap().account.unwrap().email, "grace@example.com");
+}

@@ -117,6 +117,7 @@ pub fn entries(v: &TrayView) -> Vec<Entry> {
         menu.push(action(Action::SignIn, &v.account));
     }
     menu.extend(v.problems.iter().map(|p| Entry::Disabled(format!("⚠ {p}"))));
+    menu.extend(v.notes.iter().map(|n| Entry::Disabled(n.clone())));
     menu.push(Entry::Separator);
     let follows = if v.follows.is_empty() {
         vec![Entry::Disabled("Nothing is being followed".into())]
@@ -166,6 +167,7 @@ pub fn tooltip(v: &TrayView) -> String {
         lines.push(format!("{} unread", v.unread));
     }
     lines.extend(v.problems.iter().cloned());
+    lines.extend(v.notes.iter().cloned());
     lines.join("\n")
 }
 

@@ -100,6 +100,9 @@ pub struct Status {
     pub paused: Option<String>,
     /// Where the sign-in is kept (the keyring, or the file fallback and why).
     pub sign_in_kept_in: Option<String>,
+    /// Said in the tray when the sign-in is not in the keyring (the file fallback), never silently.
+    #[serde(default)]
+    pub sign_in_note: Option<String>,
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
     pub problems: Vec<String>,
@@ -116,6 +119,7 @@ impl Status {
             account: outbox.account()?,
             paused,
             sign_in_kept_in: None,
+            sign_in_note: None,
             follows: outbox.follows(200)?,
             notices: outbox.recent_notices(20)?,
             problems,
@@ -334,7 +338,15 @@ impl Engine {
                     self.changed();
                     return Ok(me);
                 }
-                Some(old) => old.stop.cancel(),
+                Some(old) => {
+                    old.stop.cancel();
+                    if old.account != me.user_id {
+                        // A switch of account: the one before keeps its follows (parked under it)
+                        // but not its saved sign-in.
+                        let (this, account) = (self.clone(), old.account.clone());
+                        self.inner.tracker.spawn(async move { this.forget_secret(&account).await });
+                    }
+                }
                 None => {}
             }
             let session = Session::new(&me.user_id, cred, self.inner.shutdown.child_token());
@@ -581,6 +593,7 @@ impl Engine {
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.outbox, problems)?;
         status.sign_in_kept_in = self.inner.secrets.as_ref().map(|s| s.describe());
+        status.sign_in_note = self.inner.secrets.as_ref().and_then(|s| s.fallback_note());
         Ok(status)
     }
 
