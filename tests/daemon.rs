@@ -151,3 +151,30 @@ fn status_works_without_a_running_engine_and_without_any_state() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is `cmux-tray daemon` or the tray running?"));
 }
+
+#[test]
+fn a_click_on_a_handoff_made_here_that_no_tab_shows_opens_a_workspace_on_its_host() {
+    use cmux_cloud_sim::state::NewHandoff;
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let opened = home.register_cmux_handler();
+    let _daemon = home.daemon(&user.access_token);
+    wait_until("signed in", LIMIT, || home.status()["account"]["email"] == "ada@example.com");
+    // Handed over from this machine (so made here), on a host no terminal here has reported.
+    let ho = cloud.sim().create_handoff(NewHandoff {
+        owner: user.user_id.clone(),
+        title: Some("Refactor the parser".into()),
+        session_id: Some("sess-42".into()),
+        host: Some("devbox.example.com".into()),
+        ..Default::default()
+    });
+    assert!(home.run(&["follow", "handoff", &ho]).status.success());
+    cloud.sim().update_handoff(&ho, HandoffChange { status: Some("needs-you".into()), summary: Some("Which branch?".into()), ..Default::default() });
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    desktop.click(desktop.notifications()[0]["id"].as_u64().unwrap());
+    wait_until("the link opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| !t.is_empty()));
+    assert_eq!(std::fs::read_to_string(&opened).unwrap().trim(), "cmux://ssh?host=devbox.example.com&title=Refactor%20the%20parser");
+    wait_until("marked read once opened", LIMIT, || home.status()["notices"][0]["readAt"].is_i64());
+}

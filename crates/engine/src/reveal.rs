@@ -31,6 +31,31 @@ pub fn surface_link(workspace: Option<&str>, surface: Option<&str>) -> Option<St
     })
 }
 
+/// A host name as a deep link may carry it: DNS labels (letters, digits, `-`), dots, and an
+/// optional `:port`; no user, path or anything a shell or a URL would read as more.
+pub fn is_host(s: &str) -> bool {
+    let (name, port) = match s.rsplit_once(':') {
+        Some((n, p)) => (n, Some(p)),
+        None => (s, None),
+    };
+    let label_ok = |l: &str| !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(label_ok)
+        && port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `cmux://ssh?host=<host>&title=<title>`: cmux opens a workspace on that host. `None` unless the
+/// host checks out; the title is percent-encoded.
+pub fn ssh_link(host: &str, title: &str) -> Option<String> {
+    if !is_host(host) {
+        return None;
+    }
+    let mut url = url::Url::parse("cmux://ssh").expect("a constant URL");
+    url.query_pairs_mut().append_pair("host", host).append_pair("title", title);
+    Some(url.to_string().replace('+', "%20"))
+}
+
 /// The target of a click on this notice's banner.
 pub fn target(notice: &StoredNotice) -> Target {
     surface_link(notice.workspace_id.as_deref(), notice.surface_id.as_deref())
@@ -82,6 +107,15 @@ mod tests {
         assert_eq!(surface_link(Some("not-a-uuid"), Some(SF)), None);
         assert_eq!(surface_link(Some("D9C269B8-1A2B-4C3D-8E9F-0123456789AB?x=1"), None), None);
         assert_eq!(surface_link(None, Some(SF)), None);
+    }
+
+    #[test]
+    fn an_ssh_link_carries_a_checked_host_and_an_encoded_title() {
+        assert_eq!(ssh_link("devbox.example.com", "Refactor the parser").as_deref(), Some("cmux://ssh?host=devbox.example.com&title=Refactor%20the%20parser"));
+        assert_eq!(ssh_link("10.0.0.7:2222", "a&b=c").as_deref(), Some("cmux://ssh?host=10.0.0.7%3A2222&title=a%26b%3Dc"));
+        for bad in ["", "ada@devbox", "devbox/etc", "-x.example.com", "host name", "devbox;rm -rf", "devbox:", "devbox:123456", "a..b"] {
+            assert_eq!(ssh_link(bad, "t"), None, "{bad:?}");
+        }
     }
 
     #[tokio::test]

@@ -165,6 +165,7 @@ mod tests {
             sound: false,
             session_id: None,
             local_body: None,
+            host: None,
         }
     }
 

@@ -192,5 +192,6 @@ fn app_notice(key: &str, item: &str, title: String, body: String) -> Notice {
         urgent: false,
         local: None,
         session_id: None,
+        host: None,
     }
 }

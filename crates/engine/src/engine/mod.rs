@@ -405,6 +405,7 @@ impl Engine {
             urgent: false,
             local: None,
             session_id: None,
+            host: None,
         };
         if self.inner.outbox.record_notice(&notice, now).unwrap_or(false) {
             self.inner.deliver.notify_one();
@@ -738,6 +739,15 @@ impl Engine {
         Ok(true)
     }
 
+    /// A hand-off made on this machine whose session no tab shows: a workspace on its host
+    /// (docs/notices.md §4). `None` for anything else.
+    fn host_link(&self, notice: &StoredNotice) -> Option<String> {
+        let id = notice.item.strip_prefix("handoff:")?;
+        let host = notice.host.as_deref()?;
+        let made_here = self.inner.outbox.follow(FollowKind::Handoff, id).ok().flatten().is_some_and(|f| f.made_here);
+        made_here.then(|| crate::reveal::ssh_link(host, &notice.title)).flatten()
+    }
+
     /// A click: open what the notice points at, and mark it read only when that worked. What
     /// only the app can show (a card, the history) goes to the shell as an event.
     async fn reveal(&self, notice: StoredNotice) {
@@ -745,7 +755,10 @@ impl Engine {
         let session_surface = notice.session_id.as_deref().and_then(|s| self.inner.outbox.session_surface(s).ok().flatten());
         let target = match session_surface.and_then(|(ws, sf)| crate::reveal::surface_link(Some(&ws), sf.as_deref())) {
             Some(link) => crate::reveal::Target::Link(link),
-            None => crate::reveal::target(&notice),
+            None => match self.host_link(&notice) {
+                Some(link) => crate::reveal::Target::Link(link),
+                None => crate::reveal::target(&notice),
+            },
         };
         match target {
             crate::reveal::Target::Link(url) => match crate::reveal::open_link(&url).await {

@@ -47,6 +47,7 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
             surface_id,
         }),
         session_id: None,
+        host: None,
     }
 }
 

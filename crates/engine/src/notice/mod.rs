@@ -60,6 +60,9 @@ pub struct Notice {
     pub local: Option<LocalOrigin>,
     /// The cloud session it is about (a hand-off's, a Run's receipt's), for focus and clicks.
     pub session_id: Option<String>,
+    /// The host a hand-off's session runs on: a click may open a workspace there.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// A local notice's cmux fields: its id, its subtitle, and the terminal surface it came from.
@@ -118,6 +121,7 @@ pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
         urgent: false,
         local: None,
         session_id: run.receipt.as_ref().and_then(|r| r.session_id.clone()),
+        host: None, // a Run's click opens its card (docs/notices.md §4)
     })
 }
 
@@ -171,6 +175,7 @@ pub fn handoff_verdict(h: &Handoff) -> HandoffVerdict {
         urgent: h.status == HandoffStatus::NeedsYou,
         local: None,
         session_id: h.session_id.clone(),
+        host: h.host.clone(),
     };
     HandoffVerdict { notice: Some(notice), closes }
 }

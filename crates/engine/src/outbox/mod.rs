@@ -103,6 +103,9 @@ pub struct StoredNotice {
     /// local ones stored before schema 4.
     #[serde(default)]
     pub local_body: Option<String>,
+    /// A hand-off's host (see `Notice::host`).
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// The signed-in account, as remembered.
@@ -489,7 +492,7 @@ impl Outbox {
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at,
-                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id, local_body
+                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id, local_body, host
                  FROM notices WHERE {clause}"
             ))
             .map_err(|e| self.err(e))?;
@@ -517,6 +520,7 @@ impl Outbox {
                     sound: r.get(18)?,
                     session_id: r.get(19)?,
                     local_body: r.get(20)?,
+                    host: r.get(21)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -721,8 +725,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
     let local = n.local.clone().unwrap_or_default();
     let inserted = conn.execute(
         "INSERT OR IGNORE INTO notices (key, item, source, status, title, body, urgent, account, created_at, state,
-                                        cmux_id, subtitle, workspace_id, surface_id, session_id, local_body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                                        cmux_id, subtitle, workspace_id, surface_id, session_id, local_body, host)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         params![
             n.key,
             n.item,
@@ -739,7 +743,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
             local.workspace_id,
             local.surface_id,
             n.session_id,
-            n.local.as_ref().map(|l| l.body.clone())
+            n.local.as_ref().map(|l| l.body.clone()),
+            n.host
         ],
     )?;
     Ok(inserted == 1)

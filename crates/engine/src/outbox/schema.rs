@@ -91,5 +91,6 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE follows ADD COLUMN title TEXT;
     ALTER TABLE notices ADD COLUMN local_body TEXT;
+    ALTER TABLE notices ADD COLUMN host TEXT;
     "#,
 ];

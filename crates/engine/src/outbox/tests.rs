@@ -12,6 +12,7 @@ fn notice(key: &str) -> Notice {
         urgent: false,
         local: None,
         session_id: None,
+        host: None,
     }
 }
 
