@@ -31,12 +31,17 @@ fn start_app(home: &Home, desktop: &DesktopSession, token: &str) -> App {
 }
 
 fn start_app_with(home: &Home, desktop: &DesktopSession, token: &str, args: &[&str]) -> App {
+    start_app_env(home, desktop, token, args, &[])
+}
+
+fn start_app_env(home: &Home, desktop: &DesktopSession, token: &str, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> App {
     let log = home.dir.path().join("app.log");
     let out = std::fs::File::create(&log).unwrap();
     let child = home
         .program(&bin("cmux-tray-app"), args)
         .env("DISPLAY", desktop.display.as_deref().unwrap())
         .env("CMUX_TRAY_TOKEN", token)
+        .envs(env.iter().copied())
         .stdout(out.try_clone().unwrap())
         .stderr(out)
         .stdin(Stdio::null())
@@ -153,14 +158,19 @@ fn sign_in_from_the_tray_stays_signed_in_through_the_keyring_and_sign_out_remove
     let cloud = Cloud::start();
     let user = cloud.sim().add_user("ada@example.com");
     let home = Home::new(&cloud.origin(), &desktop.address);
-    let app = start_app(&home, &desktop, "");
+    let (browser, pages) = home.browser();
+    let app = start_app_env(&home, &desktop, "", &[], &[("BROWSER", browser.as_os_str())]);
     let item = tray_item(&desktop);
     wait_until("Sign in… in the menu", LIMIT, || labels(&desktop, &item).contains(&"Sign in…".to_string()));
 
-    // Sign in… opens the sign-in window, which starts the device flow and shows the code.
+    // Sign in… opens the sign-in window, which starts the device flow, shows the code and opens
+    // the page to approve it in the browser.
     click(&desktop, &item, "Sign in…");
     wait_until("the sign-in window", LIMIT, || desktop.window_titled("cmux-tray — Sign in"));
     wait_until("a code to approve", LIMIT, || cloud.sim().last_user_code().is_some());
+    let code = cloud.sim().last_user_code().unwrap();
+    wait_until("the browser opened", LIMIT, || std::fs::read_to_string(&pages).is_ok_and(|t| !t.is_empty()));
+    assert_eq!(std::fs::read_to_string(&pages).unwrap().trim(), format!("{}/vault/cli-auth?code={code}", cloud.origin()));
     desktop.screenshot("sign-in-window");
     assert!(cloud.sim().approve_device(&cloud.sim().last_user_code().unwrap(), &user.user_id));
     wait_until("signed in, in the menu", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
@@ -493,18 +503,7 @@ fn tauris_own_tray_the_one_of_macos_and_windows_serves_the_same_menu() {
     let user = cloud.sim().add_user("ada@example.com");
     cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
     let home = Home::new(&cloud.origin(), &desktop.address);
-    let log = home.dir.path().join("app.log");
-    let out = std::fs::File::create(&log).unwrap();
-    let child = home
-        .program(&bin("cmux-tray-app"), &[])
-        .env("DISPLAY", desktop.display.as_deref().unwrap())
-        .env("CMUX_TRAY_TOKEN", &user.access_token)
-        .env("CMUX_TRAY_TRAY", "tauri")
-        .stdout(out.try_clone().unwrap())
-        .stderr(out)
-        .spawn()
-        .unwrap();
-    let mut app = App { child, log };
+    let mut app = start_app_env(&home, &desktop, &user.access_token, &[], &[("CMUX_TRAY_TRAY", "tauri".as_ref())]);
     // libayatana-appindicator registers it with the watcher and serves the menu over dbusmenu.
     let item = tray_item(&desktop);
     wait_until("the account and the Run by name", LIMIT, || {

@@ -88,8 +88,8 @@ pub async fn sign_in_wait(state: State<'_, AppState>) -> Result<String, String> 
 /// Opens the sign-in page in the browser (the page itself has no network access).
 #[tauri::command]
 pub async fn open_sign_in_page(state: State<'_, AppState>) -> Result<(), String> {
-    let start = state.engine.pending_device_url().ok_or("no sign-in under way")?;
-    std::process::Command::new("xdg-open").arg(start).spawn().map(drop).map_err(text)
+    let url = state.engine.pending_device_url().ok_or("no sign-in under way")?;
+    cmux_tray_engine::reveal::open_sign_in_page(&url).await.map_err(text)
 }
 
 /// Whether the app opens at login (tauri-plugin-autostart; started with `--hidden`).

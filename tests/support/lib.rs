@@ -376,10 +376,7 @@ impl Home {
     /// cmux), and returns the file each opened link is written to.
     pub fn register_cmux_handler(&self) -> PathBuf {
         let root = self.dir.path();
-        let opened = root.join("opened-links.txt");
-        let script = root.join("cmux-link-recorder.sh");
-        std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", opened.display())).unwrap();
-        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let (script, opened) = self.recorder("cmux-link");
         let apps = root.join("data/applications");
         std::fs::create_dir_all(&apps).unwrap();
         std::fs::write(
@@ -393,6 +390,21 @@ impl Home {
         let mut mime = self.program(Path::new("xdg-mime"), &["default", "cmux-link-recorder.desktop", "x-scheme-handler/cmux"]);
         assert!(mime.status().expect("xdg-mime runs (package xdg-utils)").success());
         opened
+    }
+
+    /// A browser for this home: xdg-open hands http(s) pages to `$BROWSER`. Returns the value
+    /// for `BROWSER` and the file each opened page is written to.
+    pub fn browser(&self) -> (PathBuf, PathBuf) {
+        self.recorder("browser")
+    }
+
+    /// A script that appends its first argument to a file; returns both.
+    fn recorder(&self, name: &str) -> (PathBuf, PathBuf) {
+        let root = self.dir.path();
+        let (script, opened) = (root.join(format!("{name}-recorder.sh")), root.join(format!("{name}-opened.txt")));
+        std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", opened.display())).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        (script, opened)
     }
 
     /// A `cmux-tray` command in this home.

@@ -65,7 +65,7 @@ pub fn target(notice: &StoredNotice) -> Target {
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    #[error("only cmux:// links are opened, not {0:?}")]
+    #[error("not a link this app opens: {0:?}")]
     NotAllowed(String),
     #[error("the opener {program} could not run: {source}")]
     Spawn { program: &'static str, source: std::io::Error },
@@ -80,7 +80,26 @@ const OPENER: &str = "xdg-open";
 
 /// Opens a `cmux://` link with the platform's opener; `Ok` only when the opener said it did.
 pub async fn open_link(url: &str) -> Result<(), OpenError> {
-    if !url.starts_with("cmux://") || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if !url.starts_with("cmux://") {
+        return Err(OpenError::NotAllowed(url.into()));
+    }
+    open(url).await
+}
+
+/// Opens the sign-in page in the browser: an https page, or http on loopback (the simulator).
+pub async fn open_sign_in_page(url: &str) -> Result<(), OpenError> {
+    let allowed = url::Url::parse(url).is_ok_and(|u| {
+        u.scheme() == "https" || (u.scheme() == "http" && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")))
+    });
+    if !allowed {
+        return Err(OpenError::NotAllowed(url.into()));
+    }
+    open(url).await
+}
+
+/// The platform's opener, the URL as its one argument.
+async fn open(url: &str) -> Result<(), OpenError> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(OpenError::NotAllowed(url.into()));
     }
     let status = tokio::process::Command::new(OPENER)
