@@ -50,6 +50,14 @@ fn start_app_env(home: &Home, desktop: &DesktopSession, token: &str, args: &[&st
     App { child, log }
 }
 
+/// A simulator with Ada's account on it, and a home pointed at it and at `desktop`'s bus.
+fn ada(desktop: DesktopSession) -> (DesktopSession, Cloud, cmux_cloud_sim::SimUser, Home) {
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    (desktop, cloud, user, home)
+}
+
 /// The menu's items, flattened: (id, label, enabled).
 fn menu(desktop: &DesktopSession, item: &str) -> Vec<(i64, String, bool)> {
     fn walk(n: &Value, out: &mut Vec<(i64, String, bool)>) {
@@ -77,11 +85,8 @@ fn click(desktop: &DesktopSession, item: &str, label: &str) {
 
 #[test]
 fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
-    let desktop = DesktopSession::start_with_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
-    let home = Home::new(&cloud.origin(), &desktop.address);
     let mut app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
     wait_until("the account and the adopted Run in the menu", LIMIT, || {
@@ -154,10 +159,7 @@ fn tray_item(desktop: &DesktopSession) -> String {
 
 #[test]
 fn sign_in_from_the_tray_stays_signed_in_through_the_keyring_and_sign_out_removes_it() {
-    let desktop = DesktopSession::start_with_keyring_and_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
-    let home = Home::new(&cloud.origin(), &desktop.address);
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_keyring_and_display());
     let (browser, pages) = home.browser();
     let app = start_app_env(&home, &desktop, "", &[], &[("BROWSER", browser.as_os_str())]);
     let item = tray_item(&desktop);
@@ -247,11 +249,8 @@ fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
 
 #[test]
 fn a_click_on_a_runs_banner_opens_its_card_and_marks_it_read() {
-    let desktop = DesktopSession::start_with_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let run = cloud.sim().create_run(&user.user_id, "Ship the release notes");
-    let home = Home::new(&cloud.origin(), &desktop.address);
     let _app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
     wait_until("following", LIMIT, || labels(&desktop, &item).contains(&"Following (1)".to_string()));
@@ -267,10 +266,7 @@ fn a_click_on_a_runs_banner_opens_its_card_and_marks_it_read() {
 
 #[test]
 fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_tray() {
-    let desktop = DesktopSession::start_with_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
-    let home = Home::new(&cloud.origin(), &desktop.address);
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let mut app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
     wait_until("signed in", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
@@ -313,10 +309,7 @@ fn app_pid(home: &Home) -> u32 {
 #[test]
 fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed() {
     use cmux_tray_e2e::webdriver::WebDriver;
-    let desktop = DesktopSession::start_with_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
-    let home = Home::new(&cloud.origin(), &desktop.address);
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
     let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
     let field = wd.find(r#"[id="delivery.quiet_hours.windows"]"#);
     wd.type_into(&field, "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
@@ -395,12 +388,9 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
     use cmux_cloud_sim::HandoffChange;
     use cmux_cloud_sim::state::NewHandoff;
     use cmux_tray_e2e::webdriver::WebDriver;
-    let desktop = DesktopSession::start_with_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let run = cloud.sim().create_run(&user.user_id, "Ship the release notes\nAlso tag v1.4.");
     let handoff = cloud.sim().create_handoff(NewHandoff { owner: user.user_id.clone(), title: Some("Refactor the parser".into()), ..Default::default() });
-    let home = Home::new(&cloud.origin(), &desktop.address);
     let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "history"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
     // Both are adopted at sign-in and listed by name.
     let follows = wd.find("#follows");
@@ -452,12 +442,9 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
 #[test]
 fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_start() {
     use cmux_tray_e2e::webdriver::WebDriver;
-    let desktop = DesktopSession::start_with_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let platform = cloud.sim().add_team(&user.user_id, "Platform");
     let run = cloud.sim().create_run(&user.user_id, "Keeps going across the team switch");
-    let home = Home::new(&cloud.origin(), &desktop.address);
     let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
     let account = wd.find("#account");
     wait_until("signed in", LIMIT, || wd.text(&account) == "Signed in as ada@example.com");
@@ -498,11 +485,8 @@ fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_
 
 #[test]
 fn tauris_own_tray_the_one_of_macos_and_windows_serves_the_same_menu() {
-    let desktop = DesktopSession::start_with_display();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
-    let home = Home::new(&cloud.origin(), &desktop.address);
     let mut app = start_app_env(&home, &desktop, &user.access_token, &[], &[("CMUX_TRAY_TRAY", "tauri".as_ref())]);
     // libayatana-appindicator registers it with the watcher and serves the menu over dbusmenu.
     let item = tray_item(&desktop);
