@@ -28,7 +28,7 @@ pub enum Entry {
 pub enum Action {
     SignIn,
     SignOut,
-    /// A followed item (`run:<id>`, `handoff:<id>`): its card.
+    /// A followed item (`run:<id>`, `handoff:<id>`): its tab, a workspace on its host, or its card.
     OpenItem(String),
     /// A notice, as a click on its banner opens it.
     OpenNotice(String),
@@ -73,7 +73,16 @@ impl Action {
                     tracing::error!("signing out: {e}");
                 }
             })),
-            Action::OpenItem(item) => windows::open_item(app, &item),
+            Action::OpenItem(item) => {
+                let app = app.clone();
+                spawn(Box::pin(async move {
+                    match engine.open_item(&item).await {
+                        Ok(true) => {}
+                        Ok(false) => windows::open_item(&app, &item), // nothing told yet: its card
+                        Err(e) => tracing::warn!("opening {item}: {e}"),
+                    }
+                }))
+            }
             Action::OpenNotice(key) => spawn(Box::pin(async move {
                 if let Err(e) = engine.open_notice(&key).await {
                     tracing::warn!("opening notice {key}: {e}");

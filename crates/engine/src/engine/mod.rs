@@ -731,6 +731,15 @@ impl Engine {
         });
     }
 
+    /// Opens a followed item (`run:<id>`, `handoff:<id>`) from a menu: as a click on its last
+    /// banner would (its tab, a workspace on its host, or its card). Returns false when nothing
+    /// was told about it yet; the shell then shows the item itself.
+    pub async fn open_item(&self, item: &str) -> Result<bool, EngineError> {
+        let Some(notice) = self.inner.outbox.latest_told(item)? else { return Ok(false) };
+        self.reveal(notice).await;
+        Ok(true)
+    }
+
     /// Opens a notice as a click on its banner does (a tray menu line, a `cmux-tray://open/…`
     /// link). Returns whether the notice is known.
     pub async fn open_notice(&self, key: &str) -> Result<bool, EngineError> {

@@ -478,6 +478,11 @@ impl Outbox {
         self.notices_where("item = ?1 ORDER BY seq LIMIT ?2", params![item, limit as i64])
     }
 
+    /// The newest notice told about an item.
+    pub fn latest_told(&self, item: &str) -> Result<Option<StoredNotice>, OutboxError> {
+        Ok(self.notices_where("item = ?1 AND state = 'told' ORDER BY seq DESC LIMIT 1", [item])?.pop())
+    }
+
     /// The newest notice told with this banner id.
     pub fn notice_by_banner(&self, banner_id: u32) -> Result<Option<StoredNotice>, OutboxError> {
         Ok(self.notices_where("banner_id = ?1 ORDER BY seq DESC LIMIT 1", [banner_id])?.pop())
