@@ -55,10 +55,9 @@ pub fn open(app: &AppHandle, page: Page, query: Option<&str>) {
             && let Ok(url) = w.url()
             && let Ok(target) = url.join(&format!("/{file}"))
             && target != url
+            && let Err(e) = w.navigate(target)
         {
-            if let Err(e) = w.navigate(target) {
-                tracing::warn!("taking the {} window to {file}: {e}", page.label());
-            }
+            tracing::warn!("taking the {} window to {file}: {e}", page.label());
         }
         let _ = w.show();
         let _ = w.set_focus();

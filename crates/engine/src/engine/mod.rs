@@ -490,9 +490,7 @@ impl Engine {
     /// Forgets every local notice and withdraws their banners.
     pub async fn clear_local(&self) -> Result<(), EngineError> {
         for banner in self.inner.outbox.clear_local()? {
-            if let Err(e) = self.inner.desktop.withdraw(banner).await {
-                tracing::info!("withdrawing banner {banner}: {e}");
-            }
+            self.withdraw(banner).await;
         }
         self.changed();
         Ok(())
@@ -571,13 +569,19 @@ impl Engine {
             let Some(n) = self.inner.outbox.notice(key)? else { continue };
             if let Some(banner) = n.banner_id
                 && self.inner.outbox.live_banner(&n.item)? == Some(banner)
-                && let Err(e) = self.inner.desktop.withdraw(banner).await
             {
-                tracing::info!("withdrawing banner {banner}: {e}");
+                self.withdraw(banner).await;
             }
         }
         self.changed();
         Ok(())
+    }
+
+    /// Takes one banner away. A banner the person already closed is no error worth more than a line.
+    async fn withdraw(&self, banner: u32) {
+        if let Err(e) = self.inner.desktop.withdraw(banner).await {
+            tracing::info!("withdrawing banner {banner}: {e}");
+        }
     }
 
     /// Whether a terminal said the person is looking at this surface.
@@ -790,10 +794,8 @@ impl Engine {
         let outbox = &self.inner.outbox;
         let old = outbox.cards_ended_before(self.inner.clock.now_ms() - CARD_KEEP_MS)?;
         for card in &old {
-            if let Some(banner) = outbox.live_banner(&notice::run_item(&card.run_id))?
-                && let Err(e) = self.inner.desktop.withdraw(banner).await
-            {
-                tracing::info!("withdrawing the banner of {}: {e}", card.run_id);
+            if let Some(banner) = outbox.live_banner(&notice::run_item(&card.run_id))? {
+                self.withdraw(banner).await;
             }
             outbox.drop_card(&card.run_id)?;
         }

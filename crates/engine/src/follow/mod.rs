@@ -384,7 +384,7 @@ impl Follower {
             RunVerdict::EndedQuietly => None,
             RunVerdict::Ended(n) => Some(n),
         };
-        if outbox.record_run_end(&run, notice, &session.account, self.inner.clock.now_ms())? {
+        if outbox.record_run_end(&run, notice.map(|n| &**n), &session.account, self.inner.clock.now_ms())? {
             self.inner.deliver.notify_one();
         }
         Ok(Some(FollowEnd::RunEnded(Box::new(run))))

@@ -93,7 +93,7 @@ pub enum RunVerdict {
     /// Terminal, and this app cancelled it: end the follow, tell nothing.
     EndedQuietly,
     /// Terminal: end the follow and tell this.
-    Ended(Notice),
+    Ended(Box<Notice>),
 }
 
 /// A Run's end is news once, unless this app cancelled it.
@@ -111,7 +111,7 @@ pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
         Outcome::TimedOut => "timedOut",
         Outcome::Cancelled => "cancelled",
     };
-    RunVerdict::Ended(Notice {
+    RunVerdict::Ended(Box::new(Notice {
         key: run_item(run.id.as_str()),
         item: run_item(run.id.as_str()),
         source: Source::Run,
@@ -122,7 +122,7 @@ pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
         local: None,
         session_id: run.receipt.as_ref().and_then(|r| r.session_id.clone()),
         host: None, // a Run's click opens its card (docs/notices.md §4)
-    })
+    }))
 }
 
 /// A Run banner's title: the task's first line (cut like a body), else "Cloud Run".

@@ -321,7 +321,7 @@ impl Outbox {
             Some(n) => insert_notice(&tx, n, Some(account), now, "untold").map_err(|e| self.err(e))?,
             None => false,
         };
-        let outcome = run.outcome().map(|o| serde_json::to_value(o).ok()).flatten();
+        let outcome = run.outcome().and_then(|o| serde_json::to_value(o).ok());
         tx.execute(
             "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
