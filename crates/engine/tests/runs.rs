@@ -105,6 +105,11 @@ async fn a_body_that_is_no_run_snapshot_is_never_an_end() {
     // The real end still comes through.
     w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
     eventually("the banner", SECS(120), || w.banners().len() == 1).await;
+    // Problems not seen again for an hour are over: the tray's icon does not stay red.
+    pass(SECS(30 * 60)).await;
+    assert!(!w.engine.status().unwrap().problems.is_empty(), "still shown after half an hour");
+    pass(SECS(31 * 60)).await;
+    assert_eq!(w.engine.status().unwrap().problems, Vec::<String>::new());
 }
 
 #[tokio::test(start_paused = true)]

@@ -24,6 +24,8 @@ use crate::outbox::{AccountRow, FollowKind, FollowRow, Outbox, OutboxError, Stor
 
 /// An ended Run's card is kept this long; its banner is withdrawn with it.
 pub const CARD_KEEP_MS: i64 = 7 * DAY_MS;
+/// How long a problem stays in the status after it was last seen.
+const PROBLEM_SHOWN_MS: i64 = 3_600_000;
 /// How often old cards are swept (once an hour is plenty for a 7-day rule).
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 
@@ -145,7 +147,8 @@ struct Inner {
     desktop: Arc<dyn Desktop>,
     clock: Clock,
     session: Mutex<Option<Arc<Session>>>,
-    problems: Mutex<Vec<String>>,
+    /// Recent problems and when each was last seen (ms): shown for an hour after the last time.
+    problems: Mutex<Vec<(i64, String)>>,
     /// Terminal surfaces the person is looking at, as terminals report them (`surface.focus`).
     focused: Mutex<std::collections::HashSet<(String, Option<String>)>>,
     /// Items the app's own window shows right now.
@@ -415,8 +418,11 @@ impl Engine {
     }
 
     fn note_problem(&self, problem: String) {
+        let now = self.inner.clock.now_ms();
         let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
-        problems.push(problem);
+        // The same problem again is seen again, not listed twice.
+        problems.retain(|(_, p)| *p != problem);
+        problems.push((now, problem));
         let excess = problems.len().saturating_sub(20);
         problems.drain(..excess);
     }
@@ -594,7 +600,13 @@ impl Engine {
     pub fn status(&self) -> Result<Status, EngineError> {
         let offline = self.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut problems: Vec<String> = offline.map(|why| format!("Offline: the cloud cannot be reached ({why})")).into_iter().collect();
-        problems.extend(self.inner.problems.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned());
+        {
+            // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
+            let since = self.inner.clock.now_ms() - PROBLEM_SHOWN_MS;
+            let mut recent = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
+            recent.retain(|(seen, _)| *seen >= since);
+            problems.extend(recent.iter().map(|(_, p)| p.clone()));
+        }
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.outbox, problems)?;
         status.sign_in_kept_in = self.inner.secrets.as_ref().map(|s| s.describe());
