@@ -405,7 +405,12 @@ async fn login(paths: &Paths, token_stdin: bool, team: Option<String>) -> anyhow
     println!("To sign in, open {url}");
     println!("and confirm the code {}", start["userCode"].as_str().unwrap_or_default());
     // Opening the page is a courtesy; the line above is what counts.
-    let _ = std::process::Command::new("xdg-open").arg(url).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn();
+    let page = url.to_string();
+    tokio::spawn(async move {
+        if let Err(e) = cmux_tray_engine::reveal::open_sign_in_page(&page).await {
+            tracing::debug!("opening the sign-in page: {e}");
+        }
+    });
     let within = Duration::from_secs(start["expiresInSeconds"].as_u64().unwrap_or(900) + 30);
     let me = engine_request_within(paths, "account.device_wait", json!({"team": team}), within).await?;
     println!("signed in as {}", me["email"].as_str().unwrap_or("?"));
