@@ -437,6 +437,19 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
     });
     assert!(wd.text(&card).contains("Refactor the parser"));
     desktop.screenshot("handoff-card");
+
+    // The card on screen is looked at: its turns are read, and the next turn shows no banner.
+    let handoff_notices = || -> Vec<Value> {
+        home.status()["notices"].as_array().unwrap().iter().filter(|n| n["item"] == format!("handoff:{handoff}")).cloned().collect()
+    };
+    wait_until("its turns marked read", LIMIT, || handoff_notices().iter().all(|n| n["readAt"].is_i64()));
+    let banners = desktop.notifications().len();
+    cloud.sim().update_handoff(&handoff, HandoffChange { next_turn: true, ..Default::default() });
+    cloud.sim().update_handoff(&handoff, HandoffChange { status: Some("done".into()), summary: Some("Tagged v1.4.".into()), ..Default::default() });
+    wait_until("the third turn decided", LIMIT, || handoff_notices().iter().any(|n| n["body"] == "Done — Tagged v1.4." && n["state"] == "told"));
+    let third = handoff_notices().into_iter().find(|n| n["body"] == "Done — Tagged v1.4.").unwrap();
+    assert_eq!(third["delivery"], "focused", "{third}");
+    assert_eq!(desktop.notifications().len(), banners, "no banner for what is on screen");
 }
 
 #[test]

@@ -64,6 +64,14 @@ pub fn set_setting(state: State<'_, AppState>, key: String, value: String) -> Re
     Ok(())
 }
 
+/// The history window shows this item's card to the person (focused), or nothing: the engine
+/// treats it as looked at (marked read, no banner while shown).
+#[tauri::command]
+pub async fn viewing(state: State<'_, AppState>, item: Option<String>) -> Result<(), String> {
+    let item = item.filter(|i| i.starts_with("run:") || i.starts_with("handoff:"));
+    state.engine.set_viewing(item.as_deref()).await.map_err(text)
+}
+
 /// A notice opened from the history, as a click on its banner opens it.
 #[tauri::command]
 pub async fn open_notice(state: State<'_, AppState>, key: String) -> Result<bool, String> {

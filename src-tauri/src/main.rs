@@ -82,6 +82,7 @@ fn main() {
             commands::set_setting,
             commands::mark_all_read,
             commands::open_notice,
+            commands::viewing,
             commands::sign_in_start,
             commands::sign_in_wait,
             commands::open_sign_in_page,

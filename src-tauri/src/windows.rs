@@ -67,7 +67,18 @@ pub fn open(app: &AppHandle, page: Page, query: Option<&str>) {
         .title(page.title())
         .inner_size(560.0, if page == Page::Settings { 680.0 } else { 520.0 })
         .build();
-    if let Err(e) = built {
-        tracing::error!("opening the {} window: {e}", page.label());
+    match built {
+        // A closed history shows nothing any more (its page cannot always say so itself).
+        Ok(window) if page == Page::History => {
+            let handle = app.clone();
+            window.on_window_event(move |event| {
+                if matches!(event, tauri::WindowEvent::Destroyed) {
+                    let engine = handle.state::<crate::AppState>().engine.clone();
+                    tauri::async_runtime::spawn(async move { engine.set_viewing(None).await });
+                }
+            });
+        }
+        Ok(_) => {}
+        Err(e) => tracing::error!("opening the {} window: {e}", page.label()),
     }
 }

@@ -137,11 +137,23 @@ async fn a_focused_surface_gets_no_banner_and_viewing_marks_read() {
     assert_eq!(delivery_of(&w, ho.as_str()).as_deref(), Some("focused"));
     // The app's own window showing an item counts the same.
     let run = w.run("On screen");
-    w.engine.set_viewing(&format!("run:{run}"), true);
+    w.engine.set_viewing(Some(&format!("run:{run}"))).await.unwrap();
     w.engine.follow_run(&run).unwrap();
     w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
     pass(SECS(10)).await;
     assert_eq!(delivery_of(&w, run.as_str()).as_deref(), Some("focused"));
+    // Showing an item whose banner is up marks it read and takes the banner away; once nothing
+    // is shown, banners come again.
+    w.engine.set_viewing(None).await.unwrap();
+    let shown = w.run("Shown later");
+    w.engine.follow_run(&shown).unwrap();
+    w.sim.sim.update_run(shown.as_str(), RunChange::status("succeeded"));
+    eventually("its banner", SECS(10), || !w.banners_for(shown.as_str()).is_empty()).await;
+    let (banner, _) = w.desktop.posted().into_iter().find(|(_, b)| b.item.ends_with(shown.as_str())).unwrap();
+    w.engine.set_viewing(Some(&format!("run:{shown}"))).await.unwrap();
+    assert!(w.desktop.withdrawn().contains(&banner), "the banner is taken away");
+    let n = w.engine.outbox().latest_told(&format!("run:{shown}")).unwrap().unwrap();
+    assert!(n.read_at.is_some(), "marked read");
 }
 
 #[tokio::test(start_paused = true)]

@@ -545,14 +545,28 @@ impl Engine {
         Ok(crate::view::tray_view(&self.status()?))
     }
 
-    /// The app's own window shows an item (or stops showing it): the same as a focused surface.
-    pub fn set_viewing(&self, item: &str, viewing: bool) {
-        let mut set = self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner());
-        if viewing {
-            set.insert(item.to_string());
-        } else {
-            set.remove(item);
+    /// The app's window shows this item (`run:<id>`, `handoff:<id>`) to the person now, or
+    /// nothing (`None`): the same as a focused terminal surface. What was told about the item is
+    /// marked read and its banner withdrawn; what comes while it is shown gets no banner.
+    pub async fn set_viewing(&self, item: Option<&str>) -> Result<(), EngineError> {
+        {
+            let mut set = self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner());
+            set.clear();
+            set.extend(item.map(String::from));
         }
+        let Some(item) = item else { return Ok(()) };
+        let now = self.inner.clock.now_ms();
+        let mut keys = Vec::new();
+        for n in self.inner.outbox.notices_for_item(item, 200)? {
+            if n.state == "told" && n.read_at.is_none() {
+                self.inner.outbox.mark_read(&n.key, now)?;
+                keys.push(n.key);
+            }
+        }
+        if !keys.is_empty() {
+            self.withdraw_banners_of(&keys).await?;
+        }
+        Ok(())
     }
 
     /// Whether the person is looking at what this notice is about.
