@@ -65,34 +65,33 @@ impl Action {
     /// Runs the action; engine calls go off the tray's own thread.
     pub fn run(self, app: &AppHandle, engine: &Engine) {
         let engine = engine.clone();
-        let spawn = |f: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>| drop(tauri::async_runtime::spawn(f));
         match self {
             Action::SignIn => windows::open(app, Page::SignIn, None),
-            Action::SignOut => spawn(Box::pin(async move {
+            Action::SignOut => in_background(async move {
                 if let Err(e) = engine.sign_out().await {
                     tracing::error!("signing out: {e}");
                 }
-            })),
+            }),
             Action::OpenItem(item) => {
                 let app = app.clone();
-                spawn(Box::pin(async move {
+                in_background(async move {
                     match engine.open_item(&item).await {
                         Ok(true) => {}
                         Ok(false) => windows::open_item(&app, &item), // nothing told yet: its card
                         Err(e) => tracing::warn!("opening {item}: {e}"),
                     }
-                }))
+                })
             }
-            Action::OpenNotice(key) => spawn(Box::pin(async move {
+            Action::OpenNotice(key) => in_background(async move {
                 if let Err(e) = engine.open_notice(&key).await {
                     tracing::warn!("opening notice {key}: {e}");
                 }
-            })),
-            Action::MarkAllRead => spawn(Box::pin(async move {
+            }),
+            Action::MarkAllRead => in_background(async move {
                 if let Err(e) = engine.mark_all_read().await {
                     tracing::warn!("marking all read: {e}");
                 }
-            })),
+            }),
             Action::PauseHour => pause(&engine, Some(jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1))),
             Action::PauseTomorrow => match cmux_tray_engine::policy::tomorrow_morning(&jiff::Zoned::now()) {
                 Some(until) => pause(&engine, Some(until)),
@@ -108,6 +107,11 @@ impl Action {
             Action::Quit => app.exit(0),
         }
     }
+}
+
+/// Engine calls that wait (sign-out, a reveal) run off the tray's thread.
+fn in_background(work: impl std::future::Future<Output = ()> + Send + 'static) {
+    tauri::async_runtime::spawn(work);
 }
 
 fn pause(engine: &Engine, until: Option<jiff::Timestamp>) {
