@@ -74,6 +74,11 @@ fn menu(desktop: &DesktopSession, item: &str) -> Vec<(i64, String, bool)> {
     out
 }
 
+/// Whether the menu's account line is this account's ("ada@example.com — Personal").
+fn signed_in_as(labels: &[String], email: &str) -> bool {
+    labels.iter().any(|l| l == email || l.starts_with(&format!("{email} — ")))
+}
+
 fn labels(desktop: &DesktopSession, item: &str) -> Vec<String> {
     menu(desktop, item).into_iter().map(|(_, l, _)| l).collect()
 }
@@ -86,18 +91,25 @@ fn click(desktop: &DesktopSession, item: &str, label: &str) {
 #[test]
 fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
+    let platform = cloud.sim().add_team(&user.user_id, "Platform");
     let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
     let mut app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
     wait_until("the account and the adopted Run in the menu", LIMIT, || {
         let l = labels(&desktop, &item);
-        l.contains(&"ada@example.com".to_string()) && l.contains(&"Following (1)".to_string())
+        signed_in_as(&l, "ada@example.com") && l.contains(&"Following (1)".to_string())
     });
     // Followed by name: the Run's task.
     wait_until("the Run by name", LIMIT, || labels(&desktop, &item).contains(&"Fix the flaky login test".to_string()));
     for expected in ["Mark all read", "Pause notifications", "For 1 hour", "Until tomorrow", "Settings…", "Quit"] {
         assert!(labels(&desktop, &item).contains(&expected.to_string()), "{expected}");
     }
+    // The account line names the team in use; the account's teams are chosen right there.
+    assert!(labels(&desktop, &item).contains(&"ada@example.com — Personal".to_string()), "{:?}", labels(&desktop, &item));
+    click(&desktop, &item, "   Platform");
+    wait_until("the team chosen from the tray", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com — Platform".to_string()));
+    assert!(labels(&desktop, &item).contains(&"✓ Platform".to_string()));
+    assert_eq!(home.status()["account"]["team"], platform.as_str());
     // No Secret Service in this session: the tray says where the sign-in is kept instead.
     assert!(labels(&desktop, &item).iter().any(|l| l.starts_with("Sign-in kept in a file, not the keyring (")), "{:?}", labels(&desktop, &item));
 
@@ -175,7 +187,7 @@ fn sign_in_from_the_tray_stays_signed_in_through_the_keyring_and_sign_out_remove
     assert_eq!(std::fs::read_to_string(&pages).unwrap().trim(), format!("{}/vault/cli-auth?code={code}", cloud.origin()));
     desktop.screenshot("sign-in-window");
     assert!(cloud.sim().approve_device(&cloud.sim().last_user_code().unwrap(), &user.user_id));
-    wait_until("signed in, in the menu", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
+    wait_until("signed in, in the menu", LIMIT, || signed_in_as(&labels(&desktop, &item), "ada@example.com"));
     let secret = desktop.keyring_lookup(&user.user_id).expect("the refresh token is in the Secret Service");
     assert!(secret.starts_with("rt_"));
     assert!(!labels(&desktop, &item).iter().any(|l| l.starts_with("Sign-in kept in a file")), "the keyring is used: nothing to say");
@@ -185,7 +197,7 @@ fn sign_in_from_the_tray_stays_signed_in_through_the_keyring_and_sign_out_remove
     let _ = std::fs::remove_file(home.socket());
     let app = start_app(&home, &desktop, "");
     let item = tray_item(&desktop);
-    wait_until("signed in again after the restart", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
+    wait_until("signed in again after the restart", LIMIT, || signed_in_as(&labels(&desktop, &item), "ada@example.com"));
 
     // Sign out: the secret is deleted, the menu offers a sign-in again.
     click(&desktop, &item, "Sign out");
@@ -241,7 +253,7 @@ fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
     for (title, body) in expected {
         assert!(got.iter().any(|(t, b)| t == title && b == body), "{title} / {body} in {got:?}");
     }
-    assert!(labels(&desktop, &item).contains(&"demo@example.com".to_string()));
+    assert!(signed_in_as(&labels(&desktop, &item), "demo@example.com"));
     desktop.screenshot("demo-history");
     // The person's own state was not touched.
     assert!(!home.database().exists());
@@ -269,7 +281,7 @@ fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_t
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let mut app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
-    wait_until("signed in", LIMIT, || labels(&desktop, &item).contains(&"ada@example.com".to_string()));
+    wait_until("signed in", LIMIT, || signed_in_as(&labels(&desktop, &item), "ada@example.com"));
     // Made after sign-in, so only the link can make the app follow it.
     let run = cloud.sim().create_run(&user.user_id, "Handed over by a link");
     let link = format!("cmux-tray://follow/run/{run}");
@@ -505,7 +517,7 @@ fn tauris_own_tray_the_one_of_macos_and_windows_serves_the_same_menu() {
     let item = tray_item(&desktop);
     wait_until("the account and the Run by name", LIMIT, || {
         let l = labels(&desktop, &item);
-        l.contains(&"ada@example.com".to_string()) && l.contains(&"Fix the flaky login test".to_string())
+        signed_in_as(&l, "ada@example.com") && l.contains(&"Fix the flaky login test".to_string())
     });
     for expected in ["Following (1)", "Mark all read", "Pause notifications", "For 1 hour", "Settings…", "Quit"] {
         assert!(labels(&desktop, &item).contains(&expected.to_string()), "{expected}");

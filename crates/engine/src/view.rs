@@ -29,6 +29,15 @@ pub struct MenuFollow {
     pub item: String,
 }
 
+/// A team of the account, to choose from the menu.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MenuTeam {
+    pub id: String,
+    pub label: String,
+    pub chosen: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MenuNotice {
@@ -42,9 +51,11 @@ pub struct MenuNotice {
 #[serde(rename_all = "camelCase")]
 pub struct TrayView {
     pub icon: Icon,
-    /// "ada@example.com", "Sign in…", or "Sign in again (ada@example.com)".
+    /// "ada@example.com — Personal", "Sign in…", or "Sign in again (ada@example.com)".
     pub account: String,
     pub signed_in: bool,
+    /// The account's teams when it has more than one (to choose from).
+    pub teams: Vec<MenuTeam>,
     pub paused: Option<String>,
     pub follows: Vec<MenuFollow>,
     pub notices: Vec<MenuNotice>,
@@ -63,10 +74,22 @@ pub const MENU_LABEL: usize = 64;
 
 pub fn tray_view(status: &Status) -> TrayView {
     let account_problem = status.account.as_ref().and_then(|a| a.problem.clone());
+    // The team in use: the one chosen, else the personal one (the cloud's default).
+    let chosen = status.account.as_ref().and_then(|a| a.team.clone()).or_else(|| status.teams.first().map(|t| t.id.to_string()));
+    let team_name = status.teams.iter().find(|t| Some(t.id.as_str()) == chosen.as_deref()).map(|t| t.display_name.clone());
     let (account, signed_in) = match &status.account {
         None => ("Sign in…".to_string(), false),
         Some(a) if a.problem.is_some() => (format!("Sign in again ({})", a.email), false),
-        Some(a) => (a.email.clone(), true),
+        Some(a) => (team_name.map(|t| format!("{} — {t}", a.email)).unwrap_or_else(|| a.email.clone()), true),
+    };
+    let teams = if signed_in && status.teams.len() > 1 {
+        status
+            .teams
+            .iter()
+            .map(|t| MenuTeam { id: t.id.to_string(), label: t.display_name.clone(), chosen: Some(t.id.as_str()) == chosen.as_deref() })
+            .collect()
+    } else {
+        Vec::new()
     };
     let follows: Vec<MenuFollow> = status
         .follows
@@ -109,7 +132,7 @@ pub fn tray_view(status: &Status) -> TrayView {
         Icon::Idle
     };
     let notes = status.sign_in_note.iter().cloned().collect();
-    TrayView { icon, account, signed_in, paused: status.paused.clone(), follows, notices, unread, problems, notes }
+    TrayView { icon, account, signed_in, teams, paused: status.paused.clone(), follows, notices, unread, problems, notes }
 }
 
 /// `run_0123…cdef` → the last 6 hex digits, enough to tell items apart in a menu.
@@ -176,6 +199,16 @@ mod tests {
         assert_eq!(tray_view(&s).account, "Sign in…");
         s.account = Some(account(None));
         assert_eq!(tray_view(&s).icon, Icon::Idle);
+        assert_eq!(tray_view(&s).account, "ada@example.com");
+        let team = |id: &str, name: &str| crate::cloud::Team { id: crate::cloud::TeamId::parse(id).unwrap(), display_name: name.into(), kind: "stack".into() };
+        s.teams = vec![team("team_00000000000000000001", "Personal"), team("team_00000000000000000002", "Platform")];
+        let v = tray_view(&s);
+        assert_eq!(v.account, "ada@example.com — Personal", "no team chosen: the personal one");
+        assert_eq!(v.teams.iter().map(|t| (t.label.as_str(), t.chosen)).collect::<Vec<_>>(), [("Personal", true), ("Platform", false)]);
+        s.account.as_mut().unwrap().team = Some("team_00000000000000000002".into());
+        assert_eq!(tray_view(&s).account, "ada@example.com — Platform");
+        s.teams.truncate(1);
+        assert!(tray_view(&s).teams.is_empty(), "one team: nothing to choose");
         s.follows = vec![follow("run_0123456789abcdef0123")];
         assert_eq!(tray_view(&s).icon, Icon::Following);
         assert_eq!(tray_view(&s).follows[0].label, "Run …ef0123");

@@ -32,6 +32,8 @@ pub enum Action {
     OpenItem(String),
     /// A notice, as a click on its banner opens it.
     OpenNotice(String),
+    /// The team whose Runs and hand-offs are followed.
+    ChooseTeam(String),
     MarkAllRead,
     PauseHour,
     PauseTomorrow,
@@ -47,6 +49,7 @@ impl Action {
         match self {
             Action::OpenItem(item) => format!("item:{item}"),
             Action::OpenNotice(key) => format!("notice:{key}"),
+            Action::ChooseTeam(team) => format!("team:{team}"),
             other => format!("{other:?}"),
         }
     }
@@ -57,6 +60,9 @@ impl Action {
         }
         if let Some(key) = id.strip_prefix("notice:") {
             return Some(Action::OpenNotice(key.into()));
+        }
+        if let Some(team) = id.strip_prefix("team:") {
+            return Some(Action::ChooseTeam(team.into()));
         }
         use Action::*;
         [SignIn, SignOut, MarkAllRead, PauseHour, PauseTomorrow, Resume, Settings, History, Quit].into_iter().find(|a| a.id() == id)
@@ -85,6 +91,15 @@ impl Action {
             Action::OpenNotice(key) => in_background(async move {
                 if let Err(e) = engine.open_notice(&key).await {
                     tracing::warn!("opening notice {key}: {e}");
+                }
+            }),
+            Action::ChooseTeam(team) => in_background(async move {
+                let chosen = match cmux_tray_engine::cloud::TeamId::parse(&team) {
+                    Ok(id) => engine.choose_team(id).await.map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                };
+                if let Err(e) = chosen {
+                    tracing::warn!("choosing team {team}: {e}");
                 }
             }),
             Action::MarkAllRead => in_background(async move {
@@ -125,7 +140,17 @@ pub fn entries(v: &TrayView) -> Vec<Entry> {
     let action = |action: Action, label: &str| Entry::Action { action, label: label.into() };
     let mut menu = Vec::new();
     if v.signed_in {
-        menu.push(Entry::Sub { label: v.account.clone(), entries: vec![action(Action::SignOut, "Sign out")] });
+        let mut account = Vec::new();
+        if !v.teams.is_empty() {
+            account.push(Entry::Disabled("Team".into()));
+            for t in &v.teams {
+                let label = if t.chosen { format!("✓ {}", t.label) } else { format!("   {}", t.label) };
+                account.push(action(Action::ChooseTeam(t.id.clone()), &label));
+            }
+            account.push(Entry::Separator);
+        }
+        account.push(action(Action::SignOut, "Sign out"));
+        menu.push(Entry::Sub { label: v.account.clone(), entries: account });
     } else {
         menu.push(action(Action::SignIn, &v.account));
     }
@@ -206,6 +231,7 @@ mod tests {
             Action::SignOut,
             Action::OpenItem("run:run_0123456789abcdef0123".into()),
             Action::OpenNotice("handoff:ho_0123456789abcdef0123:2:done".into()),
+            Action::ChooseTeam("team_0123456789abcdef0123".into()),
             Action::MarkAllRead,
             Action::PauseHour,
             Action::PauseTomorrow,

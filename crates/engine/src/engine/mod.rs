@@ -105,6 +105,9 @@ pub struct Status {
     /// Said in the tray when the sign-in is not in the keyring (the file fallback), never silently.
     #[serde(default)]
     pub sign_in_note: Option<String>,
+    /// The signed-in account's teams as the cloud listed them at sign-in (personal first).
+    #[serde(default)]
+    pub teams: Vec<Team>,
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
     pub problems: Vec<String>,
@@ -122,6 +125,7 @@ impl Status {
             paused,
             sign_in_kept_in: None,
             sign_in_note: None,
+            teams: Vec::new(),
             follows: outbox.follows(200)?,
             notices: outbox.recent_notices(20)?,
             problems,
@@ -625,6 +629,8 @@ impl Engine {
         let mut status = Status::read(&self.inner.outbox, problems)?;
         status.sign_in_kept_in = self.inner.secrets.as_ref().map(|s| s.describe());
         status.sign_in_note = self.inner.secrets.as_ref().and_then(|s| s.fallback_note());
+        let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        status.teams = me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
         Ok(status)
     }
 
