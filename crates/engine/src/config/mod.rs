@@ -175,6 +175,12 @@ impl Settings {
                     }
                 }
                 ("local", toml::Value::Table(local)) => {
+                    let bad = |key: &str, v: &toml::Value, allowed: &str| ConfigError::Value {
+                        where_: where_.clone(),
+                        key: key.into(),
+                        value: v.to_string(),
+                        allowed: allowed.into(),
+                    };
                     for (key, v) in local {
                         match (key.as_str(), v) {
                             ("password", toml::Value::String(p)) if !p.is_empty() => {
@@ -183,22 +189,8 @@ impl Settings {
                             ("socket_path", toml::Value::String(p)) if Path::new(p).is_absolute() => {
                                 self.socket_path = Some(PathBuf::from(p))
                             }
-                            ("socket_path", other) => {
-                                return Err(ConfigError::Value {
-                                    where_: where_.clone(),
-                                    key: "local.socket_path".into(),
-                                    value: other.to_string(),
-                                    allowed: "expected an absolute path".into(),
-                                });
-                            }
-                            ("password", other) => {
-                                return Err(ConfigError::Value {
-                                    where_: where_.clone(),
-                                    key: "local.password".into(),
-                                    value: other.to_string(),
-                                    allowed: "expected a non-empty string".into(),
-                                });
-                            }
+                            ("socket_path", other) => return Err(bad("local.socket_path", other, "expected an absolute path")),
+                            ("password", other) => return Err(bad("local.password", other, "expected a non-empty string")),
                             (other, _) => self.warnings.push(format!("{where_}: unknown key local.{other} (ignored)")),
                         }
                     }
