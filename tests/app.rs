@@ -111,14 +111,16 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
     assert!(labels(&desktop, &item).contains(&"✓ Platform".to_string()));
     assert_eq!(home.status()["account"]["team"], platform.as_str());
     // No Secret Service in this session: the tray says where the sign-in is kept instead.
-    assert!(labels(&desktop, &item).iter().any(|l| l.starts_with("Sign-in kept in a file, not the keyring (")), "{:?}", labels(&desktop, &item));
+    assert!(
+        labels(&desktop, &item).iter().any(|l| l.starts_with("Sign-in kept in a file, not the keyring (")),
+        "{:?}",
+        labels(&desktop, &item)
+    );
 
     // The Run ends: a banner, and the menu shows it unread.
     cloud.sim().update_run(&run, RunChange::status("succeeded"));
     wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
-    wait_until("unread in the menu", LIMIT, || {
-        labels(&desktop, &item).iter().any(|l| l == "● Fix the flaky login test — Run finished")
-    });
+    wait_until("unread in the menu", LIMIT, || labels(&desktop, &item).iter().any(|l| l == "● Fix the flaky login test — Run finished"));
     let props: Value = serde_json::from_str(&desktop.sni(&["props", &item])).unwrap();
     assert_eq!(props["Status"], "NeedsAttention");
     desktop.screenshot("tray-unread");
@@ -285,11 +287,8 @@ fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_t
     // Made after sign-in, so only the link can make the app follow it.
     let run = cloud.sim().create_run(&user.user_id, "Handed over by a link");
     let link = format!("cmux-tray://follow/run/{run}");
-    let status = home
-        .program(std::path::Path::new("xdg-open"), &[&link])
-        .env("DISPLAY", desktop.display.as_deref().unwrap())
-        .status()
-        .unwrap();
+    let status =
+        home.program(std::path::Path::new("xdg-open"), &[&link]).env("DISPLAY", desktop.display.as_deref().unwrap()).status().unwrap();
     assert!(status.success(), "xdg-open found the registered handler");
     wait_until("the first instance follows the Run", LIMIT, || labels(&desktop, &item).contains(&"Following (1)".to_string()));
     let items: Vec<String> = serde_json::from_str(&desktop.sni(&["items"])).unwrap();
@@ -322,7 +321,8 @@ fn app_pid(home: &Home) -> u32 {
 fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed() {
     use cmux_tray_e2e::webdriver::WebDriver;
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
-    let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
+    let wd =
+        WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
     let field = wd.find(r#"[id="delivery.quiet_hours.windows"]"#);
     wd.type_into(&field, "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
     wd.click(&wd.find(r#"[id="save-delivery.quiet_hours.windows"]"#));
@@ -402,8 +402,13 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
     use cmux_tray_e2e::webdriver::WebDriver;
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let run = cloud.sim().create_run(&user.user_id, "Ship the release notes\nAlso tag v1.4.");
-    let handoff = cloud.sim().create_handoff(NewHandoff { owner: user.user_id.clone(), title: Some("Refactor the parser".into()), ..Default::default() });
-    let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "history"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
+    let handoff = cloud.sim().create_handoff(NewHandoff {
+        owner: user.user_id.clone(),
+        title: Some("Refactor the parser".into()),
+        ..Default::default()
+    });
+    let wd =
+        WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "history"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
     // Both are adopted at sign-in and listed by name.
     let follows = wd.find("#follows");
     wait_until("both followed, by name", LIMIT, || {
@@ -420,9 +425,7 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
             ..Default::default()
         },
     );
-    wait_until("the Run's notice in the history", LIMIT, || {
-        wd.text(&wd.find("#notices")).contains("Ship the release notes")
-    });
+    wait_until("the Run's notice in the history", LIMIT, || wd.text(&wd.find("#notices")).contains("Ship the release notes"));
     let line = wd.find(&format!(r#"tr[data-key^="run:{run}"] td"#));
     // A cell: WebKitWebDriver finds a table row itself "not interactable".
     wd.click(&line);
@@ -435,11 +438,19 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
     desktop.screenshot("run-card-webdriver");
 
     // The hand-off takes two turns; its card lists them.
-    cloud.sim().update_handoff(&handoff, HandoffChange { status: Some("needs-you".into()), summary: Some("Which branch should I push to?".into()), ..Default::default() });
+    cloud.sim().update_handoff(
+        &handoff,
+        HandoffChange { status: Some("needs-you".into()), summary: Some("Which branch should I push to?".into()), ..Default::default() },
+    );
     wait_until("the first turn's notice", LIMIT, || desktop.notifications().iter().any(|n| n["body"] == "Needs you"));
     cloud.sim().update_handoff(&handoff, HandoffChange { next_turn: true, ..Default::default() });
-    cloud.sim().update_handoff(&handoff, HandoffChange { status: Some("done".into()), summary: Some("Pushed to parser-refactor.".into()), ..Default::default() });
-    wait_until("the second turn's notice", LIMIT, || desktop.notifications().iter().any(|n| n["body"].as_str().is_some_and(|b| b.starts_with("Done"))));
+    cloud.sim().update_handoff(
+        &handoff,
+        HandoffChange { status: Some("done".into()), summary: Some("Pushed to parser-refactor.".into()), ..Default::default() },
+    );
+    wait_until("the second turn's notice", LIMIT, || {
+        desktop.notifications().iter().any(|n| n["body"].as_str().is_some_and(|b| b.starts_with("Done")))
+    });
     let row = wd.find(&format!(r#"tr[data-item="handoff:{handoff}"] td"#));
     wd.click(&row);
     let card = wd.find("#handoff-card");
@@ -457,8 +468,13 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
     wait_until("its turns marked read", LIMIT, || handoff_notices().iter().all(|n| n["readAt"].is_i64()));
     let banners = desktop.notifications().len();
     cloud.sim().update_handoff(&handoff, HandoffChange { next_turn: true, ..Default::default() });
-    cloud.sim().update_handoff(&handoff, HandoffChange { status: Some("done".into()), summary: Some("Tagged v1.4.".into()), ..Default::default() });
-    wait_until("the third turn decided", LIMIT, || handoff_notices().iter().any(|n| n["body"] == "Done — Tagged v1.4." && n["state"] == "told"));
+    cloud.sim().update_handoff(
+        &handoff,
+        HandoffChange { status: Some("done".into()), summary: Some("Tagged v1.4.".into()), ..Default::default() },
+    );
+    wait_until("the third turn decided", LIMIT, || {
+        handoff_notices().iter().any(|n| n["body"] == "Done — Tagged v1.4." && n["state"] == "told")
+    });
     let third = handoff_notices().into_iter().find(|n| n["body"] == "Done — Tagged v1.4.").unwrap();
     assert_eq!(third["delivery"], "focused", "{third}");
     assert_eq!(desktop.notifications().len(), banners, "no banner for what is on screen");
@@ -470,7 +486,8 @@ fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let platform = cloud.sim().add_team(&user.user_id, "Platform");
     let run = cloud.sim().create_run(&user.user_id, "Keeps going across the team switch");
-    let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
+    let wd =
+        WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
     let account = wd.find("#account");
     wait_until("signed in", LIMIT, || wd.text(&account) == "Signed in as ada@example.com");
     let team = wd.find("#team");

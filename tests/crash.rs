@@ -103,15 +103,19 @@ fn every_end_is_told_exactly_once_across_sigkills() {
         } else {
             let (h, step) = (n / 4, n % 4);
             if let Some(prev) = last_key.get(&h) {
-                wait_until(&format!("{prev} told before the next step"), Duration::from_secs(60), || {
-                    told_keys(&desktop).contains(prev)
-                });
+                wait_until(&format!("{prev} told before the next step"), Duration::from_secs(60), || told_keys(&desktop).contains(prev));
             }
             let id = &handoffs[h];
             let (change, key) = match step {
                 0 => (HandoffChange::status("needs-you"), format!("handoff:{id}:1:needs-you")),
-                1 => (HandoffChange { status: Some("done".into()), summary: Some("First".into()), ..Default::default() }, format!("handoff:{id}:1:done")),
-                2 => (HandoffChange { next_turn: true, status: Some("needs-you".into()), ..Default::default() }, format!("handoff:{id}:2:needs-you")),
+                1 => (
+                    HandoffChange { status: Some("done".into()), summary: Some("First".into()), ..Default::default() },
+                    format!("handoff:{id}:1:done"),
+                ),
+                2 => (
+                    HandoffChange { next_turn: true, status: Some("needs-you".into()), ..Default::default() },
+                    format!("handoff:{id}:2:needs-you"),
+                ),
                 _ => (
                     HandoffChange { status: Some("done".into()), summary: Some("Second".into()), close: true, ..Default::default() },
                     format!("handoff:{id}:2:done"),
@@ -144,11 +148,7 @@ fn every_end_is_told_exactly_once_across_sigkills() {
     // A crash between the post and its "told" mark posts again at the next launch; the repeat
     // must replace the first banner (same id or same item tag), never show a second one.
     let reposted: Vec<(&String, usize)> = posts.iter().filter(|(_, p)| p.len() > 1).map(|(k, p)| (k, p.len())).collect();
-    let twice: Vec<&String> = posts
-        .iter()
-        .filter(|(_, p)| p.iter().skip(1).any(|n| n["replaced"].is_null()))
-        .map(|(k, _)| k)
-        .collect();
+    let twice: Vec<&String> = posts.iter().filter(|(_, p)| p.iter().skip(1).any(|n| n["replaced"].is_null())).map(|(k, _)| k).collect();
     println!(
         "crash test: {} ends, {kills} SIGKILLs; told once: {once}, re-posted after a crash and replaced: {}, lost: {}, shown twice: {}, told but not an end: {}",
         expected.len(),

@@ -60,13 +60,8 @@ fn follow_and_cancel_through_the_daemon_reach_a_real_notification_server() {
     assert_eq!(status["account"]["email"], "ada@example.com");
     assert!(told(&status, &format!("run:{run}")), "{status:#}");
     assert!(told(&status, &format!("handoff:{ho}:1:needs-you")), "{status:#}");
-    let following: Vec<&str> = status["follows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["endedAt"].is_null())
-        .map(|f| f["id"].as_str().unwrap())
-        .collect();
+    let following: Vec<&str> =
+        status["follows"].as_array().unwrap().iter().filter(|f| f["endedAt"].is_null()).map(|f| f["id"].as_str().unwrap()).collect();
     assert_eq!(following, [ho.as_str()]);
 
     // Bad ids are refused before anything is sent.
@@ -171,7 +166,10 @@ fn a_click_on_a_handoff_made_here_that_no_tab_shows_opens_a_workspace_on_its_hos
         ..Default::default()
     });
     assert!(home.run(&["follow", "handoff", &ho]).status.success());
-    cloud.sim().update_handoff(&ho, HandoffChange { status: Some("needs-you".into()), summary: Some("Which branch?".into()), ..Default::default() });
+    cloud.sim().update_handoff(
+        &ho,
+        HandoffChange { status: Some("needs-you".into()), summary: Some("Which branch?".into()), ..Default::default() },
+    );
     wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
     desktop.click(desktop.notifications()[0]["id"].as_u64().unwrap());
     wait_until("the link opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| !t.is_empty()));

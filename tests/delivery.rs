@@ -29,9 +29,7 @@ fn notice<'a>(status: &'a Value, key_part: &str) -> Option<&'a Value> {
 /// Ends a Run the daemon adopted at sign-in, and waits until the engine has decided it.
 fn end_and_decide(cloud: &Cloud, home: &Home, run: &str, status: &str) {
     cloud.sim().update_run(run, RunChange::status(status));
-    wait_until("the end is decided", LIMIT, || {
-        notice(&home.status(), run).is_some_and(|n| n["state"] == "told")
-    });
+    wait_until("the end is decided", LIMIT, || notice(&home.status(), run).is_some_and(|n| n["state"] == "told"));
 }
 
 #[test]

@@ -21,11 +21,8 @@ fn wrap_passes_the_exit_code_through_and_posts_the_right_words() {
     let cloud = Cloud::start();
     let home = Home::new(&cloud.origin(), &desktop.address);
     let _daemon = home.daemon("no-token-needed-for-local-notices");
-    let cases: [(&str, i32, &str); 3] = [
-        ("exit 0", 0, "Command finished"),
-        ("exit 1", 1, "Command failed (exit 1)"),
-        ("kill -INT $$", 130, "Command ended by SIGINT"),
-    ];
+    let cases: [(&str, i32, &str); 3] =
+        [("exit 0", 0, "Command finished"), ("exit 1", 1, "Command failed (exit 1)"), ("kill -INT $$", 130, "Command ended by SIGINT")];
     for (i, (script, code, title)) in cases.iter().enumerate() {
         let project = home.dir.path().join("parser");
         std::fs::create_dir_all(&project).unwrap();
@@ -102,13 +99,18 @@ fn agent_hooks_post_the_right_notice() {
     let home = Home::new(&cloud.origin(), &desktop.address);
     let _daemon = home.daemon("no-token-needed-for-local-notices");
     let claude = |payload: &str| {
-        let mut child = home.command(&["hook", "claude"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child =
+            home.command(&["hook", "claude"]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
         std::io::Write::write_all(child.stdin.as_mut().unwrap(), payload.as_bytes()).unwrap();
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     };
-    claude(r#"{"hook_event_name": "Notification", "notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash", "session_id": "abc", "cwd": "/home/ada/parser"}"#);
-    claude(r#"{"hook_event_name": "Notification", "notification_type": "idle_prompt", "message": "Claude is waiting for your input", "cwd": "/p"}"#);
+    claude(
+        r#"{"hook_event_name": "Notification", "notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash", "session_id": "abc", "cwd": "/home/ada/parser"}"#,
+    );
+    claude(
+        r#"{"hook_event_name": "Notification", "notification_type": "idle_prompt", "message": "Claude is waiting for your input", "cwd": "/p"}"#,
+    );
     claude(r#"{"hook_event_name": "Stop", "session_id": "abc", "cwd": "/home/ada/parser"}"#);
     claude("this is not json"); // never blocks the agent: exit 0
     let out = home.run(&[

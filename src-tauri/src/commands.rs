@@ -1,10 +1,10 @@
 //! What the app's pages may ask of the engine. No network access from a page: everything goes
 //! through these.
 
+use cmux_tray_engine::Status;
 use cmux_tray_engine::outbox::Card;
 use cmux_tray_engine::policy::settings as delivery;
 use cmux_tray_engine::view::TrayView;
-use cmux_tray_engine::Status;
 use tauri::State;
 
 use crate::AppState;

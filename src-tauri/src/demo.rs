@@ -21,12 +21,8 @@ pub async fn prepare() -> anyhow::Result<(Paths, BTreeMap<String, String>)> {
     let running = cmux_cloud_sim::start().await?;
     let story = cmux_cloud_sim::demo::seed(&running.sim);
     let root = std::env::temp_dir().join(format!("cmux-tray-demo-{}", std::process::id()));
-    let paths = Paths {
-        config_file: root.join("config.toml"),
-        data_dir: root.join("data"),
-        runtime_dir: root.join("run"),
-        socket_path: None,
-    };
+    let paths =
+        Paths { config_file: root.join("config.toml"), data_dir: root.join("data"), runtime_dir: root.join("run"), socket_path: None };
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("CMUX_TRAY_API_URL".into(), running.origin());
     env.insert("CMUX_TRAY_AUTH_URL".into(), running.origin());

@@ -88,7 +88,9 @@ fn register_scheme() -> anyhow::Result<()> {
     } else {
         exe.into_owned()
     };
-    let dir = cmux_tray_engine::config::data_home().ok_or_else(|| anyhow::anyhow!("no data directory (set HOME or XDG_DATA_HOME)"))?.join("applications");
+    let dir = cmux_tray_engine::config::data_home()
+        .ok_or_else(|| anyhow::anyhow!("no data directory (set HOME or XDG_DATA_HOME)"))?
+        .join("applications");
     std::fs::create_dir_all(&dir)?;
     let entry = format!(
         "[Desktop Entry]\nType=Application\nName=cmux-tray\nComment=Banners when cloud Runs and hand-offs need you\nExec={exec} %u\nTerminal=false\nNoDisplay=true\nMimeType=x-scheme-handler/cmux-tray;\n"
@@ -97,9 +99,8 @@ fn register_scheme() -> anyhow::Result<()> {
     if std::fs::read_to_string(&file).ok().as_deref() != Some(entry.as_str()) {
         std::fs::write(&file, entry)?;
     }
-    let status = std::process::Command::new("xdg-mime")
-        .args(["default", "dev.cmux.tray.desktop", "x-scheme-handler/cmux-tray"])
-        .status()?;
+    let status =
+        std::process::Command::new("xdg-mime").args(["default", "dev.cmux.tray.desktop", "x-scheme-handler/cmux-tray"]).status()?;
     anyhow::ensure!(status.success(), "xdg-mime default failed ({status})");
     Ok(())
 }

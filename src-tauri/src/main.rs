@@ -99,11 +99,8 @@ fn main() {
         ])
         .setup(|app| {
             let demo = std::env::args().any(|a| a == "--demo");
-            let (paths, env) = if demo {
-                tauri::async_runtime::block_on(demo::prepare())?
-            } else {
-                (Paths::from_env()?, std::env::vars().collect())
-            };
+            let (paths, env) =
+                if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, std::env::vars().collect()) };
             let host = tauri::async_runtime::block_on(Host::start(&paths, &env))?;
             let engine = host.engine.clone();
             if demo {

@@ -164,7 +164,8 @@ impl DesktopSession {
     /// Whether a window with this exact title is mapped on the virtual display.
     pub fn window_titled(&self, title: &str) -> bool {
         let Some(display) = &self.display else { return false };
-        let out = Command::new("xdotool").args(["search", "--onlyvisible", "--name", &format!("^{title}$")]).env("DISPLAY", display).output();
+        let out =
+            Command::new("xdotool").args(["search", "--onlyvisible", "--name", &format!("^{title}$")]).env("DISPLAY", display).output();
         out.is_ok_and(|o| !o.stdout.is_empty())
     }
 
@@ -447,9 +448,7 @@ impl Home {
             .expect("the daemon starts");
         let daemon = Daemon { child: Some(child), log: log_path };
         let socket = self.socket();
-        wait_until("the daemon's socket", Duration::from_secs(20), || {
-            std::os::unix::net::UnixStream::connect(&socket).is_ok()
-        });
+        wait_until("the daemon's socket", Duration::from_secs(20), || std::os::unix::net::UnixStream::connect(&socket).is_ok());
         daemon
     }
 }

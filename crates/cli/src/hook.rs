@@ -35,11 +35,7 @@ pub fn codex(payload: &Value) -> Option<Post> {
         return None;
     }
     let last = payload["last-assistant-message"].as_str().map(str::trim).filter(|s| !s.is_empty());
-    Some(Post {
-        title: "Codex".into(),
-        subtitle: project(payload),
-        body: last.unwrap_or("Turn complete").to_string(),
-    })
+    Some(Post { title: "Codex".into(), subtitle: project(payload), body: last.unwrap_or("Turn complete").to_string() })
 }
 
 fn project(payload: &Value) -> String {
@@ -75,7 +71,8 @@ mod tests {
     #[test]
     fn codex_turn_complete() {
         let p = codex(&json!({"type": "agent-turn-complete", "turn-id": "1", "cwd": "/w/api",
-                              "input-messages": ["fix it"], "last-assistant-message": "Fixed the bug."})).unwrap();
+                              "input-messages": ["fix it"], "last-assistant-message": "Fixed the bug."}))
+        .unwrap();
         assert_eq!((p.title.as_str(), p.subtitle.as_str(), p.body.as_str()), ("Codex", "api", "Fixed the bug."));
         assert!(codex(&json!({"type": "something-else"})).is_none());
     }

@@ -5,8 +5,8 @@
 //! and `hook` post notices to it the way cmux's own clients do; `env` and `socket-path` say where
 //! it is.
 
-pub mod host;
 mod hook;
+pub mod host;
 mod notify;
 mod wrap;
 
@@ -49,10 +49,7 @@ enum Command {
         id: String,
     },
     /// Cancel a Run through the running engine (its end will not notify).
-    Cancel {
-        kind: CancelKind,
-        id: String,
-    },
+    Cancel { kind: CancelKind, id: String },
     /// Print the local socket's path.
     SocketPath,
     /// Print the `export CMUX_SOCKET_PATH=…` line for a shell profile.
@@ -156,9 +153,7 @@ pub fn main() -> ExitCode {
         return wrap_main(cli);
     }
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {

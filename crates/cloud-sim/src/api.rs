@@ -42,13 +42,9 @@ type ApiResult = Result<Response, Response>;
 
 /// The account behind `Authorization: Bearer …`, after checking `x-cmux-team` when sent.
 fn authorize(sim: &Sim, headers: &HeaderMap) -> Result<String, Response> {
-    let unauthenticated =
-        || error(StatusCode::UNAUTHORIZED, "auth.unauthenticated", "sign in again");
-    let token = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(unauthenticated)?;
+    let unauthenticated = || error(StatusCode::UNAUTHORIZED, "auth.unauthenticated", "sign in again");
+    let token =
+        headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).ok_or_else(unauthenticated)?;
     let st = sim.state();
     let (user, expiry) = st.tokens.get(token).cloned().ok_or_else(unauthenticated)?;
     if expiry.is_some_and(|e| Instant::now() >= e) {
@@ -56,9 +52,7 @@ fn authorize(sim: &Sim, headers: &HeaderMap) -> Result<String, Response> {
     }
     if let Some(team) = headers.get("x-cmux-team") {
         let team = team.to_str().unwrap_or("");
-        let is_member = st
-            .user(&user)
-            .is_some_and(|u| u.teams.iter().any(|t| t["id"] == json!(team)));
+        let is_member = st.user(&user).is_some_and(|u| u.teams.iter().any(|t| t["id"] == json!(team)));
         if !is_member {
             return Err(error(StatusCode::FORBIDDEN, "auth.forbidden", "not a member of that team"));
         }
@@ -83,23 +77,14 @@ async fn me(State(sim): State<Sim>, headers: HeaderMap) -> ApiResult {
     Ok(Json(json!({"userId": u.id, "email": u.email, "teams": u.teams})).into_response())
 }
 
-async fn list_runs(
-    State(sim): State<Sim>,
-    Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> ApiResult {
+async fn list_runs(State(sim): State<Sim>, Query(q): Query<HashMap<String, String>>, headers: HeaderMap) -> ApiResult {
     let user = authorize(&sim, &headers)?;
     let st = sim.state();
     if !st.run_list_offered {
         return Err(error(StatusCode::NOT_FOUND, "not_found", "no such route"));
     }
     let active_only = q.get("active").is_some_and(|v| v == "1");
-    let runs: Vec<Value> = st
-        .runs
-        .iter()
-        .filter(|r| r.owner == user && (!active_only || !r.is_terminal()))
-        .map(|r| r.json())
-        .collect();
+    let runs: Vec<Value> = st.runs.iter().filter(|r| r.owner == user && (!active_only || !r.is_terminal())).map(|r| r.json()).collect();
     Ok(Json(json!({"runs": runs})).into_response())
 }
 
@@ -154,17 +139,15 @@ async fn cancel_run(State(sim): State<Sim>, Path(id): Path<String>, headers: Hea
     Ok(Json(snapshot).into_response())
 }
 
-async fn list_handoffs(
-    State(sim): State<Sim>,
-    Query(q): Query<HashMap<String, String>>,
-    headers: HeaderMap,
-) -> ApiResult {
+async fn list_handoffs(State(sim): State<Sim>, Query(q): Query<HashMap<String, String>>, headers: HeaderMap) -> ApiResult {
     let user = authorize(&sim, &headers)?;
     let limit = match q.get("limit") {
         None => 20,
-        Some(l) => l.parse::<usize>().ok().filter(|l| (1..=100).contains(l)).ok_or_else(|| {
-            error(StatusCode::BAD_REQUEST, "request.invalid", "limit must be 1..=100")
-        })?,
+        Some(l) => l
+            .parse::<usize>()
+            .ok()
+            .filter(|l| (1..=100).contains(l))
+            .ok_or_else(|| error(StatusCode::BAD_REQUEST, "request.invalid", "limit must be 1..=100"))?,
     };
     let offset = match q.get("cursor") {
         None => 0,
@@ -174,8 +157,7 @@ async fn list_handoffs(
             .ok_or_else(|| error(StatusCode::BAD_REQUEST, "request.invalid", "unknown cursor"))?,
     };
     let st = sim.state();
-    let mine: Vec<&crate::state::Handoff> =
-        st.handoffs.iter().filter(|h| h.owner == user && !h.removed).collect();
+    let mine: Vec<&crate::state::Handoff> = st.handoffs.iter().filter(|h| h.owner == user && !h.removed).collect();
     let page: Vec<Value> = mine.iter().skip(offset).take(limit).map(|h| h.json()).collect();
     let next = (offset + limit < mine.len()).then(|| format!("cur_{}", offset + limit));
     Ok(Json(json!({"handoffs": page, "nextCursor": next})).into_response())
@@ -190,9 +172,7 @@ async fn wait_handoff(
     let user = authorize(&sim, &headers)?;
     let after = match q.get("after") {
         None => 0,
-        Some(a) => a.parse::<u64>().map_err(|_| {
-            error(StatusCode::BAD_REQUEST, "request.invalid", "after must be an integer")
-        })?,
+        Some(a) => a.parse::<u64>().map_err(|_| error(StatusCode::BAD_REQUEST, "request.invalid", "after must be an integer"))?,
     };
     let deadline = Instant::now() + hold(&q, HANDOFF_HOLD)?;
     loop {
@@ -254,8 +234,7 @@ async fn device_poll(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiRe
     };
     st.devices[i].handed_out = true;
     let (access, refresh) = st.issue_tokens(&user);
-    Ok(Json(json!({"status": "approved", "accessToken": access, "refreshToken": refresh}))
-        .into_response())
+    Ok(Json(json!({"status": "approved", "accessToken": access, "refreshToken": refresh})).into_response())
 }
 
 async fn refresh(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiResult {
@@ -266,8 +245,7 @@ async fn refresh(State(sim): State<Sim>, body: Option<Json<Value>>) -> ApiResult
     };
     let (access, refresh) = st.issue_tokens(&user);
     let ttl = st.access_ttl_secs.unwrap_or(600);
-    Ok(Json(json!({"accessToken": access, "refreshToken": refresh, "expiresInSeconds": ttl}))
-        .into_response())
+    Ok(Json(json!({"accessToken": access, "refreshToken": refresh, "expiresInSeconds": ttl})).into_response())
 }
 
 fn not_found() -> Response {

@@ -78,11 +78,7 @@ async fn create_handoff(State(sim): State<Sim>, Json(h): Json<NewHandoff>) -> Re
     Json(sim.handoff(&id)).into_response()
 }
 
-async fn update_handoff(
-    State(sim): State<Sim>,
-    Path(id): Path<String>,
-    Json(c): Json<HandoffChange>,
-) -> Response {
+async fn update_handoff(State(sim): State<Sim>, Path(id): Path<String>, Json(c): Json<HandoffChange>) -> Response {
     found(sim.update_handoff(&id, c))
 }
 

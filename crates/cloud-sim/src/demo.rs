@@ -19,11 +19,8 @@ pub fn seed(sim: &Sim) -> Story {
     let user = sim.add_user("demo@example.com");
     let run = sim.create_run(&user.user_id, "Fix the flaky login test\n\nIt fails one time in ten on CI.");
     let doomed = sim.create_run(&user.user_id, "Upgrade the build to the new toolchain");
-    let handoff = sim.create_handoff(NewHandoff {
-        owner: user.user_id.clone(),
-        title: Some("Refactor the parser".into()),
-        ..Default::default()
-    });
+    let handoff =
+        sim.create_handoff(NewHandoff { owner: user.user_id.clone(), title: Some("Refactor the parser".into()), ..Default::default() });
     Story { user, run, doomed, handoff }
 }
 
@@ -46,7 +43,11 @@ pub async fn play(sim: Sim, story: Story, step: Duration) {
     tracing::info!("demo: the hand-off's turn is done");
     sim.update_handoff(
         &story.handoff,
-        HandoffChange { status: Some("done".into()), summary: Some("Pushed to parser-refactor; 3 files changed.".into()), ..Default::default() },
+        HandoffChange {
+            status: Some("done".into()),
+            summary: Some("Pushed to parser-refactor; 3 files changed.".into()),
+            ..Default::default()
+        },
     );
     tokio::time::sleep(step).await;
     tracing::info!("demo: the second Run fails");

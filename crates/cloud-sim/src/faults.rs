@@ -180,12 +180,7 @@ fn take_fault(sim: &Sim, method: &str, path: &str) -> Option<Fault> {
     Some(fault)
 }
 
-pub(crate) async fn intercept(
-    State(sim): State<Sim>,
-    ConnectInfo(conn): ConnectInfo<Connection>,
-    req: Request,
-    next: Next,
-) -> Response {
+pub(crate) async fn intercept(State(sim): State<Sim>, ConnectInfo(conn): ConnectInfo<Connection>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_string();
     if path.starts_with("/_sim/") || path == "/_sim" {
         return next.run(req).await;
@@ -250,10 +245,7 @@ pub(crate) async fn intercept(
                 format!(r#"{{"padding": "{pad}"}}"#)
             }
         };
-        return Response::builder()
-            .header("content-type", "application/json")
-            .body(Body::from(text))
-            .expect("a static response builds");
+        return Response::builder().header("content-type", "application/json").body(Body::from(text)).expect("a static response builds");
     }
     next.run(req).await
 }

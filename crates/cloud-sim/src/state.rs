@@ -179,12 +179,7 @@ impl Handoff {
             "id": self.id, "version": self.version, "turn": self.turn, "status": self.status,
             "updatedAt": self.updated_at,
         });
-        for (k, f) in [
-            ("title", &self.title),
-            ("summary", &self.summary),
-            ("sessionId", &self.session_id),
-            ("host", &self.host),
-        ] {
+        for (k, f) in [("title", &self.title), ("summary", &self.summary), ("sessionId", &self.session_id), ("host", &self.host)] {
             if let Some(s) = f {
                 v[k] = json!(s);
             }
@@ -450,9 +445,7 @@ impl State {
         let n = self.next();
         let access = format!("at_{n:04}_{:016x}", rand::random::<u64>());
         let refresh = format!("rt_{n:04}_{:016x}", rand::random::<u64>());
-        let expiry = self
-            .access_ttl_secs
-            .map(|s| tokio::time::Instant::now() + std::time::Duration::from_secs(s));
+        let expiry = self.access_ttl_secs.map(|s| tokio::time::Instant::now() + std::time::Duration::from_secs(s));
         self.tokens.insert(access.clone(), (user_id.into(), expiry));
         self.refresh_tokens.insert(refresh.clone(), user_id.into());
         (access, refresh)
@@ -462,11 +455,7 @@ impl State {
         const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
         let device_code: String = (0..4).map(|_| format!("{:016x}", rand::random::<u64>())).collect();
         let pick = |_| ALPHABET[rand::random_range(0..ALPHABET.len())] as char;
-        let user_code = format!(
-            "{}-{}",
-            (0..4).map(pick).collect::<String>(),
-            (0..4).map(pick).collect::<String>()
-        );
+        let user_code = format!("{}-{}", (0..4).map(pick).collect::<String>(), (0..4).map(pick).collect::<String>());
         self.devices.push(Device {
             device_code: device_code.clone(),
             user_code: user_code.clone(),

@@ -127,7 +127,14 @@ async fn errors_have_the_services_shape() {
     assert_eq!((status, body["error"]["code"].as_str()), (404, Some("not_found")));
     let r = t.http.get(format!("{}/v1/me", t.sim.origin())).send().await.unwrap();
     assert_eq!(r.status(), 401);
-    let r = t.http.get(format!("{}/v1/me", t.sim.origin())).bearer_auth(&t.token).header("x-cmux-team", "team_ffffffffffffffffffff").send().await.unwrap();
+    let r = t
+        .http
+        .get(format!("{}/v1/me", t.sim.origin()))
+        .bearer_auth(&t.token)
+        .header("x-cmux-team", "team_ffffffffffffffffffff")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 403);
     let (_, me) = t.get("/v1/me").await;
     assert_eq!(me["email"], "ada@example.com");
@@ -214,7 +221,8 @@ async fn the_control_api_over_http_and_http2_prior_knowledge() {
     let (_, run) = t.post(&format!("/_sim/runs/{id}"), json!({"status": "failed"})).await;
     assert_eq!(run["outcome"], "failed");
     let h2 = reqwest::Client::builder().http2_prior_knowledge().build().unwrap();
-    let r = h2.get(format!("{}/api/runs/{id}/wait", t.sim.origin())).bearer_auth(user["accessToken"].as_str().unwrap()).send().await.unwrap();
+    let r =
+        h2.get(format!("{}/api/runs/{id}/wait", t.sim.origin())).bearer_auth(user["accessToken"].as_str().unwrap()).send().await.unwrap();
     assert_eq!((r.status().as_u16(), r.version()), (200, reqwest::Version::HTTP_2));
     let log: Value = reqwest::get(format!("{}/_sim/requests", t.sim.origin())).await.unwrap().json().await.unwrap();
     assert_eq!(log.as_array().unwrap().len(), 1, "control calls are not logged");

@@ -9,7 +9,10 @@
 pub enum Clock {
     System,
     /// `base_ms` at `start`, moving with tokio's clock.
-    Tokio { base_ms: i64, start: tokio::time::Instant },
+    Tokio {
+        base_ms: i64,
+        start: tokio::time::Instant,
+    },
 }
 
 impl Clock {

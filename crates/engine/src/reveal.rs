@@ -18,8 +18,7 @@ pub enum Target {
 /// A cmux id: a UUID, any case.
 pub fn is_cmux_id(s: &str) -> bool {
     let groups: Vec<&str> = s.split('-').collect();
-    groups.len() == 5
-        && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
+    groups.len() == 5 && groups.iter().zip([8, 4, 4, 4, 12]).all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// `cmux://workspace/<ws>/surface/<sf>`, or the workspace alone; `None` unless the ids check out.
@@ -38,7 +37,8 @@ pub fn is_host(s: &str) -> bool {
         Some((n, p)) => (n, Some(p)),
         None => (s, None),
     };
-    let label_ok = |l: &str| !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let label_ok =
+        |l: &str| !l.is_empty() && l.len() <= 63 && !l.starts_with('-') && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
     !name.is_empty()
         && name.len() <= 253
         && name.split('.').all(label_ok)
@@ -130,7 +130,10 @@ mod tests {
 
     #[test]
     fn an_ssh_link_carries_a_checked_host_and_an_encoded_title() {
-        assert_eq!(ssh_link("devbox.example.com", "Refactor the parser").as_deref(), Some("cmux://ssh?host=devbox.example.com&title=Refactor%20the%20parser"));
+        assert_eq!(
+            ssh_link("devbox.example.com", "Refactor the parser").as_deref(),
+            Some("cmux://ssh?host=devbox.example.com&title=Refactor%20the%20parser")
+        );
         assert_eq!(ssh_link("10.0.0.7:2222", "a&b=c").as_deref(), Some("cmux://ssh?host=10.0.0.7%3A2222&title=a%26b%3Dc"));
         for bad in ["", "ada@devbox", "devbox/etc", "-x.example.com", "host name", "devbox;rm -rf", "devbox:", "devbox:123456", "a..b"] {
             assert_eq!(ssh_link(bad, "t"), None, "{bad:?}");
@@ -168,9 +171,7 @@ impl AppLink {
         let parts: Vec<&str> = url.path().trim_start_matches('/').split('/').collect();
         match (url.host_str(), parts.as_slice()) {
             (Some("follow"), ["run", id]) => crate::cloud::RunId::parse(id).map(AppLink::FollowRun).map_err(|e| e.to_string()),
-            (Some("follow"), ["handoff", id]) => {
-                crate::cloud::HandoffId::parse(id).map(AppLink::FollowHandoff).map_err(|e| e.to_string())
-            }
+            (Some("follow"), ["handoff", id]) => crate::cloud::HandoffId::parse(id).map(AppLink::FollowHandoff).map_err(|e| e.to_string()),
             (Some("open"), [key]) if !key.is_empty() => {
                 let key = percent_decode(key).ok_or_else(|| format!("{text:?}: the notice key is not valid UTF-8"))?;
                 Ok(AppLink::Open(key))
@@ -208,7 +209,10 @@ mod link_tests {
             Ok(AppLink::FollowRun(crate::cloud::RunId::parse("run_0123456789abcdef0123").unwrap()))
         );
         assert!(matches!(AppLink::parse("cmux-tray://follow/handoff/ho_0123456789abcdef0123"), Ok(AppLink::FollowHandoff(_))));
-        assert_eq!(AppLink::parse("cmux-tray://open/run%3Arun_0123456789abcdef0123"), Ok(AppLink::Open("run:run_0123456789abcdef0123".into())));
+        assert_eq!(
+            AppLink::parse("cmux-tray://open/run%3Arun_0123456789abcdef0123"),
+            Ok(AppLink::Open("run:run_0123456789abcdef0123".into()))
+        );
         for bad in [
             "cmux-tray://follow/run/run_../../etc",
             "cmux-tray://follow/run/ho_0123456789abcdef0123",

@@ -24,7 +24,10 @@ pub enum SecretError {
 pub enum SecretStore {
     Keyring,
     /// The fallback, with why the keyring was not used.
-    File { path: PathBuf, why: String },
+    File {
+        path: PathBuf,
+        why: String,
+    },
 }
 
 impl SecretStore {

@@ -111,7 +111,10 @@ pub fn tray_view(status: &Status) -> TrayView {
         .iter()
         .take(MENU_NOTICES)
         .map(|n| MenuNotice {
-            label: crate::notice::text::cut(&if n.body.is_empty() { n.title.clone() } else { format!("{} — {}", n.title, n.body) }, MENU_LABEL),
+            label: crate::notice::text::cut(
+                &if n.body.is_empty() { n.title.clone() } else { format!("{} — {}", n.title, n.body) },
+                MENU_LABEL,
+            ),
             unread: n.read_at.is_none(),
             key: n.key.clone(),
         })
@@ -200,7 +203,11 @@ mod tests {
         s.account = Some(account(None));
         assert_eq!(tray_view(&s).icon, Icon::Idle);
         assert_eq!(tray_view(&s).account, "ada@example.com");
-        let team = |id: &str, name: &str| crate::cloud::Team { id: crate::cloud::TeamId::parse(id).unwrap(), display_name: name.into(), kind: "stack".into() };
+        let team = |id: &str, name: &str| crate::cloud::Team {
+            id: crate::cloud::TeamId::parse(id).unwrap(),
+            display_name: name.into(),
+            kind: "stack".into(),
+        };
         s.teams = vec![team("team_00000000000000000001", "Personal"), team("team_00000000000000000002", "Platform")];
         let v = tray_view(&s);
         assert_eq!(v.account, "ada@example.com — Personal", "no team chosen: the personal one");

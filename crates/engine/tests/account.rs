@@ -12,7 +12,8 @@ use common::*;
 /// An engine like the world's, but with a secret store (the file fallback) and not signed in.
 async fn engine_with_secrets(w: &World) -> (Engine, SecretStore) {
     let store = SecretStore::File { path: w.dir.path().join("secrets.json"), why: "tests".into() };
-    let mut opts = cmux_tray_engine::EngineOptions::new(&w.sim.origin(), &w.sim.origin(), w.dir.path().join("b.sqlite3"), w.desktop.clone());
+    let mut opts =
+        cmux_tray_engine::EngineOptions::new(&w.sim.origin(), &w.sim.origin(), w.dir.path().join("b.sqlite3"), w.desktop.clone());
     opts.clock = w.clock.clone();
     opts.secrets = Some(store.clone());
     (Engine::start(opts).await.unwrap(), store)

@@ -228,7 +228,10 @@ async fn a_bad_config_keeps_the_last_good_settings_and_names_the_key() {
     let bad = format!("{BERLIN}windows = [\"daily 25:00-07:00\"]\n");
     w.configure(&bad);
     let problems = w.engine.status().unwrap().problems;
-    assert!(problems.iter().any(|p| p.contains("delivery.quiet_hours.windows") && p.contains("25:00") && p.contains("last good")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p.contains("delivery.quiet_hours.windows") && p.contains("25:00") && p.contains("last good")),
+        "{problems:?}"
+    );
     // Still quiet by the last good settings.
     let a = end_run(&w, "Held by the last good settings", "succeeded").await;
     assert_eq!(delivery_of(&w, &a).as_deref(), Some("quiet hours"));

@@ -132,7 +132,8 @@ async fn a_handoff_found_in_the_list_posts_only_what_changes_after() {
     let closed = sim_only.sim.sim.create_handoff(NewHandoff { owner: owner.clone(), ..Default::default() });
     sim_only.sim.sim.update_handoff(&closed, HandoffChange { status: Some("done".into()), close: true, ..Default::default() });
     // More than one page of open ones, to read the list page after page.
-    let many: Vec<String> = (0..120).map(|_| sim_only.sim.sim.create_handoff(NewHandoff { owner: owner.clone(), ..Default::default() })).collect();
+    let many: Vec<String> =
+        (0..120).map(|_| sim_only.sim.sim.create_handoff(NewHandoff { owner: owner.clone(), ..Default::default() })).collect();
     // A new sign-in reads the list.
     let token = sim_only.user.access_token.clone();
     sim_only.engine.sign_out().await.unwrap();
@@ -196,7 +197,11 @@ async fn a_bad_entry_in_the_list_is_named_and_the_rest_are_followed() {
                           {}], "nextCursor": null}}"#,
         w.sim.sim.handoff(good.as_str()).unwrap()
     );
-    w.sim.sim.add_fault(Fault { path_contains: Some("/v1/handoffs".into()), method: Some("GET".into()), ..Fault::on("/v1/handoffs").body(FaultBody::Raw(page)) });
+    w.sim.sim.add_fault(Fault {
+        path_contains: Some("/v1/handoffs".into()),
+        method: Some("GET".into()),
+        ..Fault::on("/v1/handoffs").body(FaultBody::Raw(page))
+    });
     let token = w.user.access_token.clone();
     w.engine.sign_out().await.unwrap();
     w.sign_in(&token).await;

@@ -172,7 +172,11 @@ async fn a_send_that_answered_before_its_run_ended_takes_the_receipt_and_so_does
     assert!(gave_up.is_err(), "still running at its deadline");
     w.sim.sim.update_run(
         run.as_str(),
-        RunChange { status: Some("succeeded".into()), receipt: Some(json!({"summary": "All green", "sessionId": "s1"})), ..Default::default() },
+        RunChange {
+            status: Some("succeeded".into()),
+            receipt: Some(json!({"summary": "All green", "sessionId": "s1"})),
+            ..Default::default()
+        },
     );
     let a = answering.await.unwrap().unwrap();
     let b = w.engine.wait_run_end(&run).await.unwrap();

@@ -159,10 +159,13 @@ async fn v2_methods_and_their_exact_replies() {
     assert_eq!(r["result"]["marked_read"], 2);
     let r = c.ask_json(json!({"id": 9, "method": "notification.create", "params": {"title": 7}})).await;
     assert_eq!(r["error"]["code"], "invalid_params");
-    let r = c.ask_json(json!({"id": 10, "method": "session.attach", "params": {"session_id": "sess_1", "workspace_id": ws, "surface_id": sf}})).await;
+    let r = c
+        .ask_json(json!({"id": 10, "method": "session.attach", "params": {"session_id": "sess_1", "workspace_id": ws, "surface_id": sf}}))
+        .await;
     assert_eq!(r["result"], json!({}));
     assert_eq!(s.engine.outbox().session_surface("sess_1").unwrap(), Some((ws.to_string(), Some(sf.to_string()))));
-    let r = c.ask_json(json!({"id": 11, "method": "surface.focus", "params": {"workspace_id": ws, "surface_id": sf, "focused": true}})).await;
+    let r =
+        c.ask_json(json!({"id": 11, "method": "surface.focus", "params": {"workspace_id": ws, "surface_id": sf, "focused": true}})).await;
     assert_eq!(r["ok"], true);
     assert!(s.engine.is_focused(ws, Some(sf)));
     let r = c.ask_json(json!({"id": 12, "method": "system.capabilities"})).await;

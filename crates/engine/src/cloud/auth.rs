@@ -68,9 +68,11 @@ impl CloudClient {
     /// `POST /api/vault/cli/auth/start`.
     pub async fn device_start(&self, client_name: &str) -> Result<DeviceStart, CloudError> {
         let b: StartBody = self.auth_post("/api/vault/cli/auth/start", json!({"client": client_name})).await?;
-        let verification_url = self.auth_url().join(&b.verification_url).map(|u| u.to_string()).map_err(|e| {
-            CloudError::Unreadable { what: "device sign-in".into(), detail: format!("verificationUrl: {e}") }
-        })?;
+        let verification_url = self
+            .auth_url()
+            .join(&b.verification_url)
+            .map(|u| u.to_string())
+            .map_err(|e| CloudError::Unreadable { what: "device sign-in".into(), detail: format!("verificationUrl: {e}") })?;
         Ok(DeviceStart {
             device_code: b.device_code,
             user_code: b.user_code,
@@ -101,8 +103,7 @@ impl CloudClient {
     /// `POST /api/auth/refresh`: a new access token (and perhaps a new refresh token).
     pub async fn refresh(&self, refresh_token: &SecretString) -> Result<Tokens, CloudError> {
         use secrecy::ExposeSecret;
-        let b: RefreshBody =
-            self.auth_post("/api/auth/refresh", json!({"refreshToken": refresh_token.expose_secret()})).await?;
+        let b: RefreshBody = self.auth_post("/api/auth/refresh", json!({"refreshToken": refresh_token.expose_secret()})).await?;
         Ok(Tokens {
             access_token: b.access_token.into(),
             refresh_token: b.refresh_token.map(Into::into),

@@ -57,11 +57,7 @@ impl std::fmt::Debug for Credentials {
 
 /// Checks an origin: https, or http to a loopback host.
 pub fn checked_origin(what: &'static str, url: &str) -> Result<Url, ClientConfigError> {
-    let parsed = Url::parse(url).map_err(|e| ClientConfigError::NotAUrl {
-        what,
-        url: url.into(),
-        reason: e.to_string(),
-    })?;
+    let parsed = Url::parse(url).map_err(|e| ClientConfigError::NotAUrl { what, url: url.into(), reason: e.to_string() })?;
     let loopback = match parsed.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
@@ -135,12 +131,9 @@ impl CloudClient {
     /// `GET /v1/handoffs/{id}/wait?after=&timeoutMs=`: held by the store up to 25 s.
     pub async fn wait_handoff(&self, cred: &Credentials, id: &HandoffId, after: u64) -> Result<Handoff, CloudError> {
         let mut url = Self::url(&self.api, &format!("/v1/handoffs/{id}/wait"));
-        url.query_pairs_mut()
-            .append_pair("after", &after.to_string())
-            .append_pair("timeoutMs", &HANDOFF_HOLD.as_millis().to_string());
+        url.query_pairs_mut().append_pair("after", &after.to_string()).append_pair("timeoutMs", &HANDOFF_HOLD.as_millis().to_string());
         let what = format!("wait on {id}");
-        let body =
-            self.call(Method::GET, url, Some(cred), None, HANDOFF_HOLD + WAIT_MARGIN, SNAPSHOT_CAP, &what).await?;
+        let body = self.call(Method::GET, url, Some(cred), None, HANDOFF_HOLD + WAIT_MARGIN, SNAPSHOT_CAP, &what).await?;
         let h: Handoff = parse(&what, body)?;
         if &h.id != id {
             return Err(unreadable(&what, format!("the answer is about {} instead", h.id)));
@@ -202,9 +195,7 @@ impl CloudClient {
     pub async fn cancel_run(&self, cred: &Credentials, id: &RunId) -> Result<(), CloudError> {
         let url = Self::url(&self.api, &format!("/api/runs/{id}/cancel"));
         let what = format!("cancel {id}");
-        self.call(Method::POST, url, Some(cred), Some(serde_json::json!({})), CALL_TIMEOUT, SNAPSHOT_CAP, &what)
-            .await
-            .map(drop)
+        self.call(Method::POST, url, Some(cred), Some(serde_json::json!({})), CALL_TIMEOUT, SNAPSHOT_CAP, &what).await.map(drop)
     }
 
     /// `GET /v1/me`.
@@ -269,14 +260,10 @@ impl CloudClient {
         };
         Err(match status {
             StatusCode::UNAUTHORIZED => CloudError::StaleToken,
-            StatusCode::FORBIDDEN | StatusCode::NOT_FOUND => {
-                CloudError::Gone { what: what.into(), status: status.as_u16() }
+            StatusCode::FORBIDDEN | StatusCode::NOT_FOUND => CloudError::Gone { what: what.into(), status: status.as_u16() },
+            s if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() || retryable => {
+                CloudError::RetryLater { what: what.into(), reason: format!("the server answered {} ({detail})", s.as_u16()), retry_after }
             }
-            s if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() || retryable => CloudError::RetryLater {
-                what: what.into(),
-                reason: format!("the server answered {} ({detail})", s.as_u16()),
-                retry_after,
-            },
             s if s.is_redirection() => CloudError::Refused {
                 what: what.into(),
                 status: s.as_u16(),
@@ -314,11 +301,7 @@ impl<T: DeserializeOwned> Listing<T> {
 fn error_body(bytes: &[u8]) -> (Option<String>, Option<String>, bool) {
     let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
     let e = &v["error"];
-    (
-        e["code"].as_str().map(String::from),
-        e["message"].as_str().map(String::from),
-        e["retryable"].as_bool().unwrap_or(false),
-    )
+    (e["code"].as_str().map(String::from), e["message"].as_str().map(String::from), e["retryable"].as_bool().unwrap_or(false))
 }
 
 fn parse<T: DeserializeOwned>(what: &str, bytes: Vec<u8>) -> Result<T, CloudError> {

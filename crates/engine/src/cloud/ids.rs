@@ -15,9 +15,7 @@ pub struct BadId {
 }
 
 fn check(kind: &'static str, prefix: &'static str, value: &str) -> Result<String, BadId> {
-    let ok = value
-        .strip_prefix(prefix)
-        .is_some_and(|hex| hex.len() == 20 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
+    let ok = value.strip_prefix(prefix).is_some_and(|hex| hex.len() == 20 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
     if ok {
         Ok(value.to_string())
     } else {
@@ -96,12 +94,12 @@ mod tests {
         for bad in [
             "",
             "run_",
-            "run_0123456789ABCDEF0123",   // upper case
-            "run_0123456789abcdef012",    // 19 digits
-            "run_0123456789abcdef01234",  // 21 digits
-            "run_0123456789abcdef012/",   // a path separator
+            "run_0123456789ABCDEF0123",  // upper case
+            "run_0123456789abcdef012",   // 19 digits
+            "run_0123456789abcdef01234", // 21 digits
+            "run_0123456789abcdef012/",  // a path separator
             "run_../../../../etc/passwd1",
-            "ho_0123456789abcdef0123",    // another kind's prefix
+            "ho_0123456789abcdef0123", // another kind's prefix
             "run_0123456789abcdef012%2F",
             " run_0123456789abcdef0123",
         ] {

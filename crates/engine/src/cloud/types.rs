@@ -58,8 +58,7 @@ pub struct Run {
 impl Run {
     /// Terminal: a receipt is present, or the status is succeeded, failed or cancelled.
     pub fn is_terminal(&self) -> bool {
-        self.receipt.is_some()
-            || matches!(self.status, RunStatus::Succeeded | RunStatus::Failed | RunStatus::Cancelled)
+        self.receipt.is_some() || matches!(self.status, RunStatus::Succeeded | RunStatus::Failed | RunStatus::Cancelled)
     }
 
     /// The outcome as sent, else derived from the status (a receipt alone reads as finished).
@@ -179,10 +178,7 @@ mod tests {
 
     #[test]
     fn terminal_and_outcome_follow_the_spec() {
-        let mut run: Run = serde_json::from_str(
-            r#"{"id": "run_0123456789abcdef0123", "task": "t", "status": "running"}"#,
-        )
-        .unwrap();
+        let mut run: Run = serde_json::from_str(r#"{"id": "run_0123456789abcdef0123", "task": "t", "status": "running"}"#).unwrap();
         assert!(!run.is_terminal());
         assert_eq!(run.outcome(), None);
         run.receipt = Some(Receipt::default());
@@ -198,10 +194,8 @@ mod tests {
     #[test]
     fn a_store_without_state_closes_at_its_first_end() {
         let h = |state: &str, status: &str| -> Handoff {
-            serde_json::from_str(&format!(
-                r#"{{"id": "ho_0123456789abcdef0123", "version": 2, "turn": 1, {state} "status": "{status}"}}"#
-            ))
-            .unwrap()
+            serde_json::from_str(&format!(r#"{{"id": "ho_0123456789abcdef0123", "version": 2, "turn": 1, {state} "status": "{status}"}}"#))
+                .unwrap()
         };
         assert!(!h(r#""state": "open","#, "done").is_closed());
         assert!(h(r#""state": "closed","#, "running").is_closed());

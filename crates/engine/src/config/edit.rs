@@ -25,7 +25,8 @@ pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
     let text = read(path)?;
     if key.starts_with("delivery.") {
         let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
-        let (settings, _) = delivery::parse(table.get("delivery").and_then(|d| d.as_table())).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (settings, _) =
+            delivery::parse(table.get("delivery").and_then(|d| d.as_table())).map_err(|e| format!("{}: {e}", path.display()))?;
         return delivery::get(&settings, key).ok_or_else(|| unknown(key));
     }
     let s = Settings::from_text(path, &text).map_err(|e| e.to_string())?;

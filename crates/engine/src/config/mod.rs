@@ -149,9 +149,8 @@ impl Settings {
     }
 
     fn apply_file(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
-        let table: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
+        let table: toml::Table =
+            text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
         let where_ = path.display().to_string();
         for (section, value) in &table {
             match (section.as_str(), value) {

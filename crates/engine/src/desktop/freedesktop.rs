@@ -32,12 +32,7 @@ pub struct Freedesktop {
 impl Freedesktop {
     pub fn new(app_name: &str) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        Freedesktop {
-            app_name: app_name.into(),
-            conn: tokio::sync::Mutex::new(None),
-            clicks_tx: tx,
-            clicks_rx: Mutex::new(Some(rx)),
-        }
+        Freedesktop { app_name: app_name.into(), conn: tokio::sync::Mutex::new(None), clicks_tx: tx, clicks_rx: Mutex::new(Some(rx)) }
     }
 
     /// The live connection, connecting (and starting the click listener) when there is none.
@@ -106,10 +101,7 @@ impl Desktop for Freedesktop {
     fn withdraw(&self, banner_id: u32) -> BoxFuture<'_, Result<(), DesktopError>> {
         Box::pin(async move {
             let conn = self.connection().await?;
-            conn.call_method(Some(DEST), PATH, Some(IFACE), "CloseNotification", &(banner_id,))
-                .await
-                .map(drop)
-                .map_err(unavailable)
+            conn.call_method(Some(DEST), PATH, Some(IFACE), "CloseNotification", &(banner_id,)).await.map(drop).map_err(unavailable)
         })
     }
 
@@ -119,19 +111,13 @@ impl Desktop for Freedesktop {
 }
 
 async fn listen_for_clicks(conn: &zbus::Connection, tx: mpsc::UnboundedSender<Click>) -> zbus::Result<()> {
-    let rule = zbus::MatchRule::builder()
-        .msg_type(zbus::message::Type::Signal)
-        .interface(IFACE)
-        .member("ActionInvoked")
-        .build()?;
+    let rule = zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE).member("ActionInvoked").build()?;
     zbus::fdo::DBusProxy::new(conn).await?.add_match_rule(rule).await?;
     let mut stream = zbus::MessageStream::from(conn);
     tokio::spawn(async move {
         while let Some(Ok(msg)) = stream.next().await {
             let header = msg.header();
-            if header.message_type() != zbus::message::Type::Signal
-                || header.member().map(|m| m.as_str()) != Some("ActionInvoked")
-            {
+            if header.message_type() != zbus::message::Type::Signal || header.member().map(|m| m.as_str()) != Some("ActionInvoked") {
                 continue;
             }
             if let Ok((banner_id, action)) = msg.body().deserialize::<(u32, String)>()

@@ -119,7 +119,10 @@ impl Engine {
         // The summary, once the hold is over; or the moment to look again.
         match policy::held_until(&settings, &moment) {
             Some(until) => Ok(Some(
-                until.map(|t| Duration::from_millis((t.as_millisecond() - now_ms).max(0) as u64 + 1)).unwrap_or(HOLD_RECHECK).min(HOLD_RECHECK),
+                until
+                    .map(|t| Duration::from_millis((t.as_millisecond() - now_ms).max(0) as u64 + 1))
+                    .unwrap_or(HOLD_RECHECK)
+                    .min(HOLD_RECHECK),
             )),
             None => {
                 let held = outbox.held_unsummarized().map_err(|e| e.to_string())?;
@@ -171,9 +174,7 @@ impl Engine {
             replaces: outbox.live_banner(&n.item).map_err(|e| e.to_string())?,
         };
         let id = self.inner.desktop.post(&banner).await.map_err(|e| e.to_string())?;
-        outbox
-            .mark_told(&n.key, Some(id), Reason::Shown.as_str(), sound, self.inner.clock.now_ms())
-            .map_err(|e| e.to_string())?;
+        outbox.mark_told(&n.key, Some(id), Reason::Shown.as_str(), sound, self.inner.clock.now_ms()).map_err(|e| e.to_string())?;
         tracing::info!(key = %n.key, banner = id, sound, "told");
         self.changed();
         Ok(())

@@ -455,11 +455,7 @@ impl Engine {
         let session = self.signed_in()?;
         self.inner.outbox.note_cancel(id.as_str(), self.inner.clock.now_ms())?;
         self.inner.follower.follow_run(&session, id, true)?;
-        self.inner
-            .cloud
-            .cancel_run(&session.credentials(), id)
-            .await
-            .map_err(|source| EngineError::Cancel { id: id.to_string(), source })
+        self.inner.cloud.cancel_run(&session.credentials(), id).await.map_err(|source| EngineError::Cancel { id: id.to_string(), source })
     }
 
     /// Waits for a Run's end (see [`Follower::wait_run_end`]).
@@ -611,8 +607,7 @@ impl Engine {
     /// Whether a terminal said the person is looking at this surface.
     pub fn is_focused(&self, workspace_id: &str, surface_id: Option<&str>) -> bool {
         let set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
-        set.contains(&(workspace_id.to_string(), surface_id.map(String::from)))
-            || set.contains(&(workspace_id.to_string(), None))
+        set.contains(&(workspace_id.to_string(), surface_id.map(String::from))) || set.contains(&(workspace_id.to_string(), None))
     }
 
     pub fn status(&self) -> Result<Status, EngineError> {
@@ -630,7 +625,8 @@ impl Engine {
         status.sign_in_kept_in = self.inner.secrets.as_ref().map(|s| s.describe());
         status.sign_in_note = self.inner.secrets.as_ref().and_then(|s| s.fallback_note());
         let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        status.teams = me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
+        status.teams =
+            me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
         Ok(status)
     }
 
@@ -652,9 +648,7 @@ impl Engine {
             let pacing = Pacing::default();
             let mut failures = 0;
             loop {
-                let attempt = async {
-                    this.adopt_listed(&session).await
-                };
+                let attempt = async { this.adopt_listed(&session).await };
                 let result = tokio::select! {
                     _ = session.stop.cancelled() => return,
                     r = attempt => r,

@@ -177,13 +177,7 @@ impl Follower {
     }
 
     /// Follows a hand-off from version `after` (its current state at `after` is not news).
-    pub fn follow_handoff(
-        &self,
-        session: &Arc<Session>,
-        id: &HandoffId,
-        after: u64,
-        made_here: bool,
-    ) -> Result<(), OutboxError> {
+    pub fn follow_handoff(&self, session: &Arc<Session>, id: &HandoffId, after: u64, made_here: bool) -> Result<(), OutboxError> {
         let now = self.inner.clock.now_ms();
         self.inner.outbox.add_follow(FollowKind::Handoff, id.as_str(), &session.account, after, made_here, now)?;
         self.resume_one(session, FollowKind::Handoff, id.as_str())
@@ -404,15 +398,8 @@ impl Follower {
             return Ok(None);
         }
         let now = self.inner.clock.now_ms();
-        let told = self.inner.outbox.record_handoff(
-            &row.id,
-            h.version,
-            verdict.notice.as_ref(),
-            false,
-            verdict.closes,
-            &session.account,
-            now,
-        )?;
+        let told =
+            self.inner.outbox.record_handoff(&row.id, h.version, verdict.notice.as_ref(), false, verdict.closes, &session.account, now)?;
         if told {
             self.inner.deliver.notify_one();
         }

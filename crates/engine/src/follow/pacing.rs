@@ -15,11 +15,7 @@ pub struct Pacing {
 
 impl Default for Pacing {
     fn default() -> Self {
-        Pacing {
-            floor: Duration::from_secs(2),
-            first_backoff: Duration::from_secs(2),
-            max_backoff: Duration::from_secs(60),
-        }
+        Pacing { floor: Duration::from_secs(2), first_backoff: Duration::from_secs(2), max_backoff: Duration::from_secs(60) }
     }
 }
 

@@ -37,10 +37,7 @@ pub struct NotifyConfig {
 }
 
 fn seconds(key: &str, value: &toml::Value) -> Result<f64, String> {
-    value
-        .as_float()
-        .or_else(|| value.as_integer().map(|i| i as f64))
-        .ok_or(format!("notify.{key} = {value}: expected seconds (a number)"))
+    value.as_float().or_else(|| value.as_integer().map(|i| i as f64)).ok_or(format!("notify.{key} = {value}: expected seconds (a number)"))
 }
 
 impl NotifyConfig {
@@ -140,13 +137,7 @@ pub fn resolve(env: &BTreeMap<String, String>, config: &NotifyConfig, own_socket
 }
 
 /// Sends one v2 request (after `auth.login` when a password is given) and reads its reply.
-pub async fn request(
-    path: &Path,
-    method: &str,
-    params: Value,
-    password: Option<&str>,
-    timeout: Duration,
-) -> Result<Value, String> {
+pub async fn request(path: &Path, method: &str, params: Value, password: Option<&str>, timeout: Duration) -> Result<Value, String> {
     let work = async {
         let stream = UnixStream::connect(path).await.map_err(|e| format!("{}: {e}", path.display()))?;
         let (read, mut write) = stream.into_split();

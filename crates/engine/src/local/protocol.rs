@@ -24,8 +24,8 @@ pub fn parse(line: &str) -> Result<Request, Rejected> {
         let (command, args) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
         return Ok(Request::V1 { command: command.to_string(), args: args.trim_start().to_string() });
     }
-    let value: Value = serde_json::from_str(trimmed)
-        .map_err(|e| Rejected::V2 { id: None, code: "parse_error", message: format!("invalid JSON: {e}") })?;
+    let value: Value =
+        serde_json::from_str(trimmed).map_err(|e| Rejected::V2 { id: None, code: "parse_error", message: format!("invalid JSON: {e}") })?;
     let Value::Object(obj) = value else {
         return Err(Rejected::V2 { id: None, code: "invalid_request", message: "a request must be a JSON object".into() });
     };
@@ -93,10 +93,7 @@ mod tests {
     #[test]
     fn framing_rules() {
         assert_eq!(parse("ping\n"), Ok(Request::V1 { command: "ping".into(), args: "".into() }));
-        assert_eq!(
-            parse("notify a|b|c"),
-            Ok(Request::V1 { command: "notify".into(), args: "a|b|c".into() })
-        );
+        assert_eq!(parse("notify a|b|c"), Ok(Request::V1 { command: "notify".into(), args: "a|b|c".into() }));
         let Err(Rejected::V2 { id: None, code, .. }) = parse("{nope") else { panic!() };
         assert_eq!(code, "parse_error");
         let Err(Rejected::V2 { id: None, code, .. }) = parse("[]") else { panic!() };

@@ -39,13 +39,7 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
         title: text::cut(&title, text::MAX_BODY_CHARS),
         body: text::cut(&shown.join(" — "), text::MAX_BODY_CHARS),
         urgent: false,
-        local: Some(LocalOrigin {
-            cmux_id: cmux_id.into(),
-            subtitle,
-            body,
-            workspace_id,
-            surface_id,
-        }),
+        local: Some(LocalOrigin { cmux_id: cmux_id.into(), subtitle, body, workspace_id, surface_id }),
         session_id: None,
         host: None,
     }

@@ -210,13 +210,7 @@ impl Outbox {
     pub fn account(&self) -> Result<Option<AccountRow>, OutboxError> {
         self.lock()
             .query_row("SELECT user_id, email, team, signed_in_at, problem FROM account", [], |r| {
-                Ok(AccountRow {
-                    user_id: r.get(0)?,
-                    email: r.get(1)?,
-                    team: r.get(2)?,
-                    signed_in_at: r.get(3)?,
-                    problem: r.get(4)?,
-                })
+                Ok(AccountRow { user_id: r.get(0)?, email: r.get(1)?, team: r.get(2)?, signed_in_at: r.get(3)?, problem: r.get(4)? })
             })
             .optional()
             .map_err(|e| self.err(e))
@@ -360,9 +354,9 @@ impl Outbox {
         let mut conn = self.lock();
         let tx = conn.transaction().map_err(|e| self.err(e))?;
         let told = match notice {
-            Some(n) => insert_notice(&tx, n, Some(account), now, if silent { "silent" } else { "untold" })
-                .map_err(|e| self.err(e))?
-                && !silent,
+            Some(n) => {
+                insert_notice(&tx, n, Some(account), now, if silent { "silent" } else { "untold" }).map_err(|e| self.err(e))? && !silent
+            }
             None => false,
         };
         tx.execute(
@@ -398,10 +392,8 @@ impl Outbox {
     pub fn mark_local_read(&self, cmux_id: Option<&str>, now: i64) -> Result<usize, OutboxError> {
         let conn = self.lock();
         match cmux_id {
-            Some(id) => conn.execute(
-                "UPDATE notices SET read_at = ?2 WHERE source = 'local' AND cmux_id = ?1 AND read_at IS NULL",
-                params![id, now],
-            ),
+            Some(id) => conn
+                .execute("UPDATE notices SET read_at = ?2 WHERE source = 'local' AND cmux_id = ?1 AND read_at IS NULL", params![id, now]),
             None => conn.execute("UPDATE notices SET read_at = ?1 WHERE source = 'local' AND read_at IS NULL", [now]),
         }
         .map_err(|e| self.err(e))
@@ -436,9 +428,7 @@ impl Outbox {
     /// Which workspace and surface show a cloud session, if a terminal said so.
     pub fn session_surface(&self, session_id: &str) -> Result<Option<(String, Option<String>)>, OutboxError> {
         self.lock()
-            .query_row("SELECT workspace_id, surface_id FROM sessions WHERE session_id = ?1", [session_id], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_row("SELECT workspace_id, surface_id FROM sessions WHERE session_id = ?1", [session_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
             .map_err(|e| self.err(e))
     }
@@ -613,19 +603,15 @@ impl Outbox {
     // ── small durable state ──────────────────────────────────────────────────────────────────
 
     pub fn get(&self, key: &str) -> Result<Option<String>, OutboxError> {
-        self.lock()
-            .query_row("SELECT value FROM kv WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))
+        self.lock().query_row("SELECT value FROM kv WHERE key = ?1", [key], |r| r.get(0)).optional().map_err(|e| self.err(e))
     }
 
     pub fn set(&self, key: &str, value: Option<&str>) -> Result<(), OutboxError> {
         let conn = self.lock();
         match value {
-            Some(v) => conn.execute(
-                "INSERT INTO kv (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2",
-                params![key, v],
-            ),
+            Some(v) => {
+                conn.execute("INSERT INTO kv (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = ?2", params![key, v])
+            }
             None => conn.execute("DELETE FROM kv WHERE key = ?1", [key]),
         }
         .map(drop)
@@ -634,14 +620,9 @@ impl Outbox {
 
     /// Marks every told notice read. Returns their keys.
     pub fn mark_all_read(&self, now: i64) -> Result<Vec<String>, OutboxError> {
-        let keys: Vec<String> = self
-            .notices_where("state = 'told' AND read_at IS NULL ORDER BY seq", [])?
-            .into_iter()
-            .map(|n| n.key)
-            .collect();
-        self.lock()
-            .execute("UPDATE notices SET read_at = ?1 WHERE state = 'told' AND read_at IS NULL", [now])
-            .map_err(|e| self.err(e))?;
+        let keys: Vec<String> =
+            self.notices_where("state = 'told' AND read_at IS NULL ORDER BY seq", [])?.into_iter().map(|n| n.key).collect();
+        self.lock().execute("UPDATE notices SET read_at = ?1 WHERE state = 'told' AND read_at IS NULL", [now]).map_err(|e| self.err(e))?;
         Ok(keys)
     }
 
@@ -656,11 +637,9 @@ impl Outbox {
     /// The banner id of the item's most recent banner, so a new notice replaces it.
     pub fn live_banner(&self, item: &str) -> Result<Option<u32>, OutboxError> {
         self.lock()
-            .query_row(
-                "SELECT banner_id FROM notices WHERE item = ?1 AND banner_id IS NOT NULL ORDER BY seq DESC LIMIT 1",
-                [item],
-                |r| r.get(0),
-            )
+            .query_row("SELECT banner_id FROM notices WHERE item = ?1 AND banner_id IS NOT NULL ORDER BY seq DESC LIMIT 1", [item], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(|e| self.err(e))
     }
@@ -679,9 +658,7 @@ impl Outbox {
     fn cards_where<P: rusqlite::Params>(&self, clause: &str, p: P) -> Result<Vec<Card>, OutboxError> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare_cached(&format!(
-                "SELECT run_id, task, outcome, receipt, notice_key, ended_at FROM cards WHERE {clause}"
-            ))
+            .prepare_cached(&format!("SELECT run_id, task, outcome, receipt, notice_key, ended_at FROM cards WHERE {clause}"))
             .map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map(p, |r| {
@@ -759,9 +736,7 @@ fn classify(path: &Path, e: rusqlite::Error) -> OutboxError {
     use rusqlite::ErrorCode;
     let path = path.to_path_buf();
     match e.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
-            OutboxError::Corrupt { path, detail: e.to_string() }
-        }
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => OutboxError::Corrupt { path, detail: e.to_string() },
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => OutboxError::Locked { path, detail: e.to_string() },
         _ => OutboxError::Sql { path, source: e },
     }

@@ -133,9 +133,7 @@ pub fn coalesces(s: &DeliverySettings, batch: usize, recent: usize) -> bool {
 
 /// Step 5: at most one sound per source per cooldown.
 pub fn sounds(s: &DeliverySettings, source: Source, last_sound: Option<Timestamp>, now: Timestamp) -> bool {
-    s.sounds
-        && s.source(source).sound
-        && last_sound.is_none_or(|t| now.duration_since(t).as_secs_f64() >= s.sound_cooldown.as_secs_f64())
+    s.sounds && s.source(source).sound && last_sound.is_none_or(|t| now.duration_since(t).as_secs_f64() >= s.sound_cooldown.as_secs_f64())
 }
 
 /// The words of a coalesced banner: "5 Runs ended".

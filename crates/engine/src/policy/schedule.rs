@@ -41,10 +41,8 @@ fn weekday_index(w: Weekday) -> usize {
 
 fn parse_time(text: &str) -> Result<Time, String> {
     let (h, m) = text.trim().split_once(':').ok_or_else(|| format!("{text:?} is not HH:MM"))?;
-    let (h, m): (i8, i8) = (
-        h.parse().map_err(|_| format!("{text:?} is not HH:MM"))?,
-        m.parse().map_err(|_| format!("{text:?} is not HH:MM"))?,
-    );
+    let (h, m): (i8, i8) =
+        (h.parse().map_err(|_| format!("{text:?} is not HH:MM"))?, m.parse().map_err(|_| format!("{text:?} is not HH:MM"))?);
     if !(0..=23).contains(&h) || !(0..=59).contains(&m) || text.trim().len() != 5 {
         return Err(format!("{text:?} is not a time of day (00:00 to 23:59)"));
     }
@@ -59,7 +57,8 @@ impl Window {
         let (days_text, times) = text.trim().split_once(char::is_whitespace).ok_or_else(shape)?;
         let times = times.trim().replace('–', "-");
         let (start, end) = times.split_once('-').ok_or_else(shape)?;
-        let (start, end) = (parse_time(start).map_err(|e| format!("{text:?}: {e}"))?, parse_time(end).map_err(|e| format!("{text:?}: {e}"))?);
+        let (start, end) =
+            (parse_time(start).map_err(|e| format!("{text:?}: {e}"))?, parse_time(end).map_err(|e| format!("{text:?}: {e}"))?);
         if start == end {
             return Err(format!("{text:?}: a window must not start and end at the same time"));
         }
@@ -199,8 +198,8 @@ mod tests {
         let b = tz("Europe/Berlin");
         // 2026-12-04 is a Friday.
         let table = [
-            ("2026-12-04T23:00", true),  // Friday night
-            ("2026-12-05T06:59", true),  // … into Saturday morning
+            ("2026-12-04T23:00", true), // Friday night
+            ("2026-12-05T06:59", true), // … into Saturday morning
             ("2026-12-05T07:00", false),
             ("2026-12-05T23:00", false), // Saturday night: no window
             ("2026-12-06T23:00", false), // Sunday night: no window

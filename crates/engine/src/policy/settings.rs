@@ -260,9 +260,9 @@ pub fn value_for(key: &str, text: &str) -> Result<toml::Value, SettingError> {
             Ok(n) => toml::Value::Integer(n),
             Err(_) => text.trim().parse::<f64>().map(toml::Value::Float).unwrap_or(toml::Value::String(text.into())),
         },
-        Kind::Windows => toml::Value::Array(
-            text.split(';').map(str::trim).filter(|w| !w.is_empty()).map(|w| toml::Value::String(w.into())).collect(),
-        ),
+        Kind::Windows => {
+            toml::Value::Array(text.split(';').map(str::trim).filter(|w| !w.is_empty()).map(|w| toml::Value::String(w.into())).collect())
+        }
         Kind::TimeZone => toml::Value::String(text.trim().into()),
     };
     // Check it the way the file will be read.
