@@ -426,9 +426,8 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
         },
     );
     wait_until("the Run's notice in the history", LIMIT, || wd.text(&wd.find("#notices")).contains("Ship the release notes"));
-    let line = wd.find(&format!(r#"tr[data-key^="run:{run}"] td"#));
     // A cell: WebKitWebDriver finds a table row itself "not interactable".
-    wd.click(&line);
+    wd.click_until_shown(&format!(r#"tr[data-key^="run:{run}"] td"#), "#run-card");
     let card = wd.find("#run-card");
     wait_until("the card's receipt", LIMIT, || wd.text(&card).contains("Release notes merged in #212"));
     let text = wd.text(&card);
@@ -451,8 +450,7 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
     wait_until("the second turn's notice", LIMIT, || {
         desktop.notifications().iter().any(|n| n["body"].as_str().is_some_and(|b| b.starts_with("Done")))
     });
-    let row = wd.find(&format!(r#"tr[data-item="handoff:{handoff}"] td"#));
-    wd.click(&row);
+    wd.click_until_shown(&format!(r#"tr[data-item="handoff:{handoff}"] td"#), "#handoff-card");
     let card = wd.find("#handoff-card");
     wait_until("both turns on the card", LIMIT, || {
         let t = wd.text(&card);

@@ -103,6 +103,9 @@ fn main() {
                 if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, std::env::vars().collect()) };
             let host = tauri::async_runtime::block_on(Host::start(&paths, &env))?;
             let engine = host.engine.clone();
+            // Managed before any window can open: a page's first command finds the engine.
+            let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
+            app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
             if demo {
                 demo::after_start(app.handle(), &engine);
             }
@@ -115,8 +118,6 @@ fn main() {
                     None => tracing::warn!("--open {page}: expected history, settings or signin"),
                 }
             }
-            let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
-            app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
             // Windows redraw when the engine says something changed; a click on a banner that
             // only the app can answer (a Run's card, the history) opens its window.
             let handle = app.handle().clone();

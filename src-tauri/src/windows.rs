@@ -72,8 +72,10 @@ pub fn open(app: &AppHandle, page: Page, query: Option<&str>) {
         Ok(window) if page == Page::History => {
             let handle = app.clone();
             window.on_window_event(move |event| {
-                if matches!(event, tauri::WindowEvent::Destroyed) {
-                    let engine = handle.state::<crate::AppState>().engine.clone();
+                if matches!(event, tauri::WindowEvent::Destroyed)
+                    && let Some(state) = handle.try_state::<crate::AppState>()
+                {
+                    let engine = state.engine.clone();
                     tauri::async_runtime::spawn(async move { engine.set_viewing(None).await });
                 }
             });

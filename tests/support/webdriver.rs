@@ -73,6 +73,29 @@ impl WebDriver {
         id
     }
 
+    /// Whether an element matches a CSS selector now (no waiting).
+    pub fn exists(&self, css: &str) -> bool {
+        let r = self.call("POST", &self.session_path("/element"), Some(json!({"using": "css selector", "value": css})));
+        r["value"].get("error").is_none() && r["value"].as_object().is_some_and(|o| !o.is_empty())
+    }
+
+    /// Clicks what matches `css` until `shown` matches too. A page that redraws can replace the
+    /// element between finding and clicking it (a stale reference, which no person's click meets).
+    pub fn click_until_shown(&self, css: &str, shown: &str) {
+        wait_until(&format!("{shown} after a click on {css}"), Duration::from_secs(30), || {
+            let element = self.find(css);
+            self.click(&element);
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_secs(2) {
+                if self.exists(shown) {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        });
+    }
+
     pub fn text(&self, element: &str) -> String {
         self.call("GET", &self.session_path(&format!("/element/{element}/text")), None)["value"].as_str().unwrap_or("").to_string()
     }
