@@ -14,7 +14,8 @@ pub mod webdriver;
 
 /// A binary of this workspace. `cargo test -p cmux-tray-e2e` does not rebuild the binaries of
 /// other packages, so the first call builds them (a no-op when they are current): a test never
-/// runs a stale daemon.
+/// runs a stale daemon. `scripts/test` builds them the same way first and names the folder in
+/// `CMUX_TRAY_BIN_DIR`, so no test waits for a build.
 pub fn bin(name: &str) -> PathBuf {
     if let Ok(dir) = std::env::var("CMUX_TRAY_BIN_DIR") {
         return Path::new(&dir).join(name);
@@ -23,6 +24,7 @@ pub fn bin(name: &str) -> PathBuf {
     BUILD.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
+            // The same command as scripts/test's.
             .args(["build", "--quiet", "--bins", "-p", "cmux-tray-cli", "-p", "cmux-cloud-sim", "-p", "cmux-tray-app"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
