@@ -555,14 +555,7 @@ impl Engine {
             set.extend(item.map(String::from));
         }
         let Some(item) = item else { return Ok(()) };
-        let now = self.inner.clock.now_ms();
-        let mut keys = Vec::new();
-        for n in self.inner.outbox.notices_for_item(item, 200)? {
-            if n.state == "told" && n.read_at.is_none() {
-                self.inner.outbox.mark_read(&n.key, now)?;
-                keys.push(n.key);
-            }
-        }
+        let keys = self.inner.outbox.mark_read_for_item(item, self.inner.clock.now_ms())?;
         if !keys.is_empty() {
             self.withdraw_banners_of(&keys).await?;
         }

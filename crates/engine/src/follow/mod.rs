@@ -277,6 +277,8 @@ impl Follower {
         let mut cursor = row.cursor;
         let mut changed_at = row.changed_at;
         let mut failures = 0u32;
+        // The name the store has: written only when a snapshot says otherwise, not per answer.
+        let mut title = row.title.clone();
         loop {
             let now = inner.clock.now_ms();
             let expired = match row.kind {
@@ -299,14 +301,20 @@ impl Follower {
                 Ok(answer) => {
                     failures = 0;
                     self.reachable(None);
-                    let title = match &answer {
+                    let named = match &answer {
                         Answer::Run(run) => notice::run_title(&run.task),
                         Answer::Handoff(h) => notice::handoff_title(h),
                     };
-                    match inner.outbox.set_follow_title(row.kind, &row.id, &title) {
-                        Ok(true) => drop(inner.events.send(FollowerEvent::Named)),
-                        Ok(false) => {}
-                        Err(e) => tracing::info!(id = %row.id, "naming the follow: {e}"),
+                    if title.as_ref() != Some(&named) {
+                        match inner.outbox.set_follow_title(row.kind, &row.id, &named) {
+                            Ok(changed) => {
+                                if changed {
+                                    let _ = inner.events.send(FollowerEvent::Named);
+                                }
+                                title = Some(named);
+                            }
+                            Err(e) => tracing::info!(id = %row.id, "naming the follow: {e}"),
+                        }
                     }
                     let recorded = match answer {
                         Answer::Run(run) => self.record_run(&row, session, run),

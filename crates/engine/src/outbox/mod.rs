@@ -626,6 +626,19 @@ impl Outbox {
         Ok(keys)
     }
 
+    /// Marks every told notice of an item read (its card is on screen); returns their keys.
+    pub fn mark_read_for_item(&self, item: &str, now: i64) -> Result<Vec<String>, OutboxError> {
+        let keys: Vec<String> = self
+            .notices_where("item = ?1 AND state = 'told' AND read_at IS NULL ORDER BY seq", [item])?
+            .into_iter()
+            .map(|n| n.key)
+            .collect();
+        self.lock()
+            .execute("UPDATE notices SET read_at = ?2 WHERE item = ?1 AND state = 'told' AND read_at IS NULL", params![item, now])
+            .map_err(|e| self.err(e))?;
+        Ok(keys)
+    }
+
     /// Marks a notice read (its item was viewed).
     pub fn mark_read(&self, key: &str, now: i64) -> Result<(), OutboxError> {
         self.lock()
