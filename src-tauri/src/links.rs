@@ -58,16 +58,9 @@ fn open(app: &AppHandle, engine: &Engine, url: &str) {
     let done = match &link {
         AppLink::FollowRun(id) => engine.follow_run(id).map_err(|e| e.to_string()),
         AppLink::FollowHandoff(id) => engine.follow_handoff(id).map_err(|e| e.to_string()),
+        // As the tray's line for it, and a click on its banner: its terminal, or its card.
         AppLink::Open(key) => {
-            // As a click on its banner: reveal the terminal, or the card through `Clicked`.
-            let (app, engine, key) = (app.clone(), engine.clone(), key.clone());
-            tauri::async_runtime::spawn(async move {
-                match engine.open_notice(&key).await {
-                    Ok(true) => {}
-                    Ok(false) => windows::open(&app, Page::History, None), // gone: the history
-                    Err(e) => tracing::warn!("opening notice {key}: {e}"),
-                }
-            });
+            crate::tray::Action::OpenNotice(key.clone()).run(app, engine);
             Ok(())
         }
     };

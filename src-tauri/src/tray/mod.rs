@@ -88,11 +88,16 @@ impl Action {
                     }
                 })
             }
-            Action::OpenNotice(key) => in_background(async move {
-                if let Err(e) = engine.open_notice(&key).await {
-                    tracing::warn!("opening notice {key}: {e}");
-                }
-            }),
+            Action::OpenNotice(key) => {
+                let app = app.clone();
+                in_background(async move {
+                    match engine.open_notice(&key).await {
+                        Ok(true) => {}
+                        Ok(false) => windows::open(&app, Page::History, None), // gone: the history
+                        Err(e) => tracing::warn!("opening notice {key}: {e}"),
+                    }
+                })
+            }
             Action::ChooseTeam(team) => in_background(async move {
                 let chosen = match cmux_tray_engine::cloud::TeamId::parse(&team) {
                     Ok(id) => engine.choose_team(id).await.map_err(|e| e.to_string()),
