@@ -250,6 +250,31 @@ impl DesktopSession {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// A private bus with no notification server on it yet (a headless machine, a desktop
+    /// still starting); [`Self::start_recorder`] brings one later.
+    pub fn start_without_server() -> DesktopSession {
+        Self::start_bus(false)
+    }
+
+    /// Starts the recording notification server on this bus. With `body_markup` it advertises
+    /// the `body-markup` capability, as GNOME Shell, KDE and dunst do.
+    pub fn start_recorder(&mut self, body_markup: bool) {
+        assert!(self.recorder.is_none(), "one recorder a session");
+        let log = self.dir.path().join("notifications.jsonl");
+        let mut command = Command::new("/usr/bin/python3");
+        command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py")).arg(&log);
+        if body_markup {
+            command.arg("--body-markup");
+        }
+        let child = command
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the notification recorder starts (python3-dbus, python3-gi)");
+        self.recorder = Some(child);
+        wait_until("the notification server on the bus", Duration::from_secs(10), || self.events().iter().any(|e| e["event"] == "ready"));
+    }
+
     fn start_bus(recorder: bool) -> DesktopSession {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("bus");
@@ -265,17 +290,7 @@ impl DesktopSession {
         std::fs::write(&log, "").unwrap();
         let mut session = DesktopSession { dir, address, bus, recorder: None, extras: Vec::new(), display: None };
         if recorder {
-            let child = Command::new("/usr/bin/python3")
-                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py"))
-                .arg(&log)
-                .env("DBUS_SESSION_BUS_ADDRESS", &session.address)
-                .stderr(Stdio::inherit())
-                .spawn()
-                .expect("the notification recorder starts (python3-dbus, python3-gi)");
-            session.recorder = Some(child);
-            wait_until("the notification server on the bus", Duration::from_secs(10), || {
-                session.events().iter().any(|e| e["event"] == "ready")
-            });
+            session.start_recorder(false);
         }
         session
     }

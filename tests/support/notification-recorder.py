@@ -4,7 +4,9 @@ it is started on, records every call as a JSON line, and can be told to click a 
 
 It keeps the protocol's semantics the project relies on: ids it hands out, `replaces_id`, and
 replacement by `x-dunst-stack-tag` (as dunst does), so a test can count live banners per item.
-Usage: notification-recorder.py LOG_FILE
+Usage: notification-recorder.py LOG_FILE [--body-markup]
+With --body-markup it advertises the `body-markup` capability, as GNOME Shell, KDE and dunst do
+(it records the body as it came; it renders nothing).
 """
 import json
 import sys
@@ -18,6 +20,7 @@ IFACE = "org.freedesktop.Notifications"
 PATH = "/org/freedesktop/Notifications"
 
 log = open(sys.argv[1], "a", buffering=1)
+BODY_MARKUP = "--body-markup" in sys.argv[2:]
 
 
 def plain(value):
@@ -74,7 +77,8 @@ class Recorder(dbus.service.Object):
 
     @dbus.service.method(IFACE, out_signature="as")
     def GetCapabilities(self):
-        return ["actions", "body", "x-dunst-stack-tag"]
+        record(event="capabilities")
+        return ["actions", "body", "x-dunst-stack-tag"] + (["body-markup"] if BODY_MARKUP else [])
 
     @dbus.service.method(IFACE, out_signature="ssss")
     def GetServerInformation(self):

@@ -13,6 +13,7 @@
 //! - [`view`]: what a tray menu or window shows (icon state, menu lines), derived purely.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
+//! - [`private`]: folders 0700 and files 0600 from the moment they exist; no secret in a child.
 
 pub mod clock;
 pub mod cloud;
@@ -24,6 +25,7 @@ pub mod local;
 pub mod notice;
 pub mod outbox;
 pub mod policy;
+pub mod private;
 pub mod reveal;
 pub mod secrets;
 pub mod view;

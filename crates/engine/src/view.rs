@@ -192,6 +192,7 @@ mod tests {
             session_id: None,
             local_body: None,
             host: None,
+            failure: None,
         }
     }
 

@@ -1,58 +1,121 @@
 //! Banners through the freedesktop notification server (`org.freedesktop.Notifications`).
 //!
-//! One session-bus connection, made on first use and remade after a failure, carries every post
-//! and hears every click. That is why this talks zbus directly rather than through notify-rust:
-//! notify-rust opens a connection per banner and waits for each banner's action on its own, and
-//! some servers (GNOME Shell) send the click only to the connection that posted the banner.
+//! One session-bus connection carries every post and hears every click. That is why this talks
+//! zbus directly rather than through notify-rust: notify-rust opens a connection per banner and
+//! waits for each banner's action on its own, and some servers (GNOME Shell) send the click only
+//! to the connection that posted the banner.
+//!
+//! The connection outlives the server: while no server owns the name (a headless machine, a
+//! desktop still starting) calls fail with "no server" and the same connection stays, its one
+//! listener watching `NameOwnerChanged`, so held banners go out the moment a server appears. It is
+//! remade only when the bus itself dropped it, and then its listener goes with it: never two
+//! listeners, so never one click told twice. Every call has a time limit.
 //!
 //! Each banner declares the `default` action, so a click on its body is reported, and carries
 //! the item key as `x-dunst-stack-tag` / `x-canonical-private-synchronous`, so servers that know
-//! those hints keep one banner per item even when our own replace id was lost in a crash.
+//! those hints keep one banner per item even when our own replace id was lost in a crash. Bodies
+//! are escaped for servers that render markup (`body-markup`): text from the cloud or an agent
+//! shows as the text it is.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use zbus::Variant as Value;
 
-use super::{Banner, BoxFuture, Click, Desktop, DesktopError};
+use super::{Banner, BoxFuture, Click, Desktop, DesktopError, DesktopEvent};
 
 const DEST: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
 const IFACE: &str = "org.freedesktop.Notifications";
+/// No D-Bus call waits longer than this: a stuck server is an absent one.
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct Freedesktop {
     app_name: String,
-    conn: tokio::sync::Mutex<Option<zbus::Connection>>,
-    clicks_tx: mpsc::UnboundedSender<Click>,
-    clicks_rx: Mutex<Option<mpsc::UnboundedReceiver<Click>>>,
+    bus: tokio::sync::Mutex<Option<Bus>>,
+    events_tx: mpsc::UnboundedSender<DesktopEvent>,
+    events_rx: Mutex<Option<mpsc::UnboundedReceiver<DesktopEvent>>>,
+}
+
+/// The connection and what hangs on it.
+struct Bus {
+    conn: zbus::Connection,
+    /// The one listener (clicks, the server's arrival); stopped with the connection.
+    listener: tokio::task::JoinHandle<()>,
+    /// Whether the server in place renders body markup; asked once per server.
+    markup: Arc<Mutex<Option<bool>>>,
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
 }
 
 impl Freedesktop {
     pub fn new(app_name: &str) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
-        Freedesktop { app_name: app_name.into(), conn: tokio::sync::Mutex::new(None), clicks_tx: tx, clicks_rx: Mutex::new(Some(rx)) }
+        Freedesktop { app_name: app_name.into(), bus: tokio::sync::Mutex::new(None), events_tx: tx, events_rx: Mutex::new(Some(rx)) }
     }
 
-    /// The live connection, connecting (and starting the click listener) when there is none.
-    async fn connection(&self) -> Result<zbus::Connection, DesktopError> {
-        let mut guard = self.conn.lock().await;
-        if let Some(c) = guard.as_ref() {
-            return Ok(c.clone());
+    /// The live connection and its capability cache, connecting (and starting the listener)
+    /// when there is none or the bus closed the last one.
+    async fn bus(&self) -> Result<(zbus::Connection, Arc<Mutex<Option<bool>>>), DesktopError> {
+        let mut guard = self.bus.lock().await;
+        if let Some(b) = guard.as_ref().filter(|b| !b.conn.is_closed()) {
+            return Ok((b.conn.clone(), b.markup.clone()));
         }
-        let conn = zbus::Connection::session().await.map_err(unavailable)?;
-        listen_for_clicks(&conn, self.clicks_tx.clone()).await.map_err(unavailable)?;
-        *guard = Some(conn.clone());
-        Ok(conn)
+        *guard = None; // a closed connection's listener stops here
+        let connect = async {
+            let conn = zbus::connection::Builder::session().method_timeout(CALL_TIMEOUT).build().await?;
+            let markup = Arc::new(Mutex::new(None));
+            let listener = listen(&conn, self.events_tx.clone(), markup.clone()).await?;
+            Ok::<_, zbus::Error>(Bus { conn, listener, markup })
+        };
+        let bus = tokio::time::timeout(CALL_TIMEOUT, connect)
+            .await
+            .map_err(|_| DesktopError::Unavailable("the session bus did not answer in time".into()))?
+            .map_err(|e| DesktopError::Unavailable(e.to_string()))?;
+        let out = (bus.conn.clone(), bus.markup.clone());
+        *guard = Some(bus);
+        Ok(out)
     }
 
-    async fn forget_connection(&self) {
-        *self.conn.lock().await = None;
+    /// One method call on the server, within the time limit.
+    async fn call<B>(&self, conn: &zbus::Connection, method: &str, body: &B) -> Result<zbus::Message, DesktopError>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+    {
+        match tokio::time::timeout(CALL_TIMEOUT, conn.call_method(Some(DEST), PATH, Some(IFACE), method, body)).await {
+            Err(_) => Err(DesktopError::Unavailable(format!("{method} got no answer within {CALL_TIMEOUT:?}"))),
+            Ok(Ok(msg)) => Ok(msg),
+            Ok(Err(e)) => Err(classify(e)),
+        }
+    }
+
+    /// Whether the server renders markup in bodies (asked once per server).
+    async fn renders_markup(&self, conn: &zbus::Connection, cache: &Mutex<Option<bool>>) -> Result<bool, DesktopError> {
+        if let Some(known) = *cache.lock().unwrap_or_else(|p| p.into_inner()) {
+            return Ok(known);
+        }
+        let reply = self.call(conn, "GetCapabilities", &()).await?;
+        let caps: Vec<String> = reply.body().deserialize().map_err(|e| DesktopError::Unavailable(e.to_string()))?;
+        let markup = caps.iter().any(|c| c == "body-markup");
+        *cache.lock().unwrap_or_else(|p| p.into_inner()) = Some(markup);
+        Ok(markup)
     }
 
     async fn notify(&self, banner: &Banner) -> Result<u32, DesktopError> {
-        let conn = self.connection().await?;
+        // D-Bus cannot carry a NUL; the bus would drop the whole connection for it.
+        if banner.title.contains('\0') || banner.body.contains('\0') {
+            return Err(DesktopError::Refused("its text holds a NUL character".into()));
+        }
+        let (conn, cache) = self.bus().await?;
+        let markup = self.renders_markup(&conn, &cache).await?;
+        let body = if markup { escape_markup(&banner.body) } else { banner.body.clone() };
         let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
         hints.insert("urgency", Value::U8(if banner.urgent { 2 } else { 1 }));
         hints.insert("x-dunst-stack-tag", Value::Str(banner.item.as_str().into()));
@@ -65,31 +128,9 @@ impl Freedesktop {
             hints.insert("suppress-sound", Value::Bool(true));
         }
         let actions = vec!["default", "Open"];
-        let reply = conn
-            .call_method(
-                Some(DEST),
-                PATH,
-                Some(IFACE),
-                "Notify",
-                &(
-                    self.app_name.as_str(),
-                    banner.replaces.unwrap_or(0),
-                    "",
-                    banner.title.as_str(),
-                    banner.body.as_str(),
-                    actions,
-                    hints,
-                    -1i32,
-                ),
-            )
-            .await;
-        match reply {
-            Ok(msg) => msg.body().deserialize::<u32>().map_err(unavailable),
-            Err(e) => {
-                self.forget_connection().await;
-                Err(unavailable(e))
-            }
-        }
+        let body = (self.app_name.as_str(), banner.replaces.unwrap_or(0), "", banner.title.as_str(), body.as_str(), actions, hints, -1i32);
+        let reply = self.call(&conn, "Notify", &body).await?;
+        reply.body().deserialize::<u32>().map_err(|e| DesktopError::Refused(format!("the answer to Notify was no id: {e}")))
     }
 }
 
@@ -100,37 +141,121 @@ impl Desktop for Freedesktop {
 
     fn withdraw(&self, banner_id: u32) -> BoxFuture<'_, Result<(), DesktopError>> {
         Box::pin(async move {
-            let conn = self.connection().await?;
-            conn.call_method(Some(DEST), PATH, Some(IFACE), "CloseNotification", &(banner_id,)).await.map(drop).map_err(unavailable)
+            let (conn, _) = self.bus().await?;
+            self.call(&conn, "CloseNotification", &(banner_id,)).await.map(drop)
         })
     }
 
-    fn clicks(&self) -> Option<mpsc::UnboundedReceiver<Click>> {
-        self.clicks_rx.lock().unwrap_or_else(|p| p.into_inner()).take()
+    fn events(&self) -> Option<mpsc::UnboundedReceiver<DesktopEvent>> {
+        self.events_rx.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 }
 
-async fn listen_for_clicks(conn: &zbus::Connection, tx: mpsc::UnboundedSender<Click>) -> zbus::Result<()> {
-    let rule = zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE).member("ActionInvoked").build()?;
-    zbus::fdo::DBusProxy::new(conn).await?.add_match_rule(rule).await?;
+/// What a failed call means: no server to show banners, or this banner refused.
+fn classify(e: zbus::Error) -> DesktopError {
+    match &e {
+        zbus::Error::MethodError(name, ..) => {
+            let name = name.as_str();
+            // The name has no owner, the bus could not start one, or nobody answered.
+            let absent = name.starts_with("org.freedesktop.DBus.Error.Spawn")
+                || matches!(
+                    name,
+                    "org.freedesktop.DBus.Error.ServiceUnknown"
+                        | "org.freedesktop.DBus.Error.NameHasNoOwner"
+                        | "org.freedesktop.DBus.Error.NoReply"
+                        | "org.freedesktop.DBus.Error.TimedOut"
+                        | "org.freedesktop.DBus.Error.Disconnected"
+                );
+            if absent { DesktopError::Unavailable(e.to_string()) } else { DesktopError::Refused(e.to_string()) }
+        }
+        // What could not be written as a message is this banner's own problem.
+        zbus::Error::SignatureMismatch(..)
+        | zbus::Error::IncorrectType
+        | zbus::Error::Utf8(_)
+        | zbus::Error::OutOfBounds
+        | zbus::Error::MaxDepthExceeded(_)
+        | zbus::Error::ExcessData => DesktopError::Refused(e.to_string()),
+        _ => DesktopError::Unavailable(e.to_string()),
+    }
+}
+
+/// Text as text for a server that reads the body as markup (notification spec, "Markup").
+pub fn escape_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Starts the connection's one listener: `ActionInvoked` (a click) and `NameOwnerChanged` of the
+/// notification server's name (one appeared: tell the engine, and ask its capabilities anew).
+async fn listen(
+    conn: &zbus::Connection,
+    tx: mpsc::UnboundedSender<DesktopEvent>,
+    markup: Arc<Mutex<Option<bool>>>,
+) -> zbus::Result<tokio::task::JoinHandle<()>> {
+    let dbus = zbus::fdo::DBusProxy::new(conn).await?;
+    let clicks = zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE).member("ActionInvoked").build()?;
+    let owner = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .sender("org.freedesktop.DBus")
+        .interface("org.freedesktop.DBus")
+        .member("NameOwnerChanged")
+        .arg(0, DEST)
+        .build()?;
+    // A stream made before the rules are added misses nothing they let through.
     let mut stream = zbus::MessageStream::from(conn);
-    tokio::spawn(async move {
+    dbus.add_match_rule(clicks).await?;
+    dbus.add_match_rule(owner).await?;
+    Ok(tokio::spawn(async move {
         while let Some(Ok(msg)) = stream.next().await {
             let header = msg.header();
-            if header.message_type() != zbus::message::Type::Signal || header.member().map(|m| m.as_str()) != Some("ActionInvoked") {
+            if header.message_type() != zbus::message::Type::Signal {
                 continue;
             }
-            if let Ok((banner_id, action)) = msg.body().deserialize::<(u32, String)>()
-                && action == "default"
-                && tx.send(Click { banner_id }).is_err()
-            {
+            let event = match header.member().map(|m| m.as_str()) {
+                Some("ActionInvoked") if header.interface().is_some_and(|i| i.as_str() == IFACE) => {
+                    match msg.body().deserialize::<(u32, String)>() {
+                        Ok((banner_id, action)) if action == "default" => DesktopEvent::Clicked(Click { banner_id }),
+                        _ => continue,
+                    }
+                }
+                Some("NameOwnerChanged") => match msg.body().deserialize::<(String, String, String)>() {
+                    Ok((name, _, new_owner)) if name == DEST => {
+                        // Another server, perhaps other capabilities.
+                        *markup.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                        if new_owner.is_empty() {
+                            continue;
+                        }
+                        DesktopEvent::ServerAppeared
+                    }
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if tx.send(event).is_err() {
                 break;
             }
         }
-    });
-    Ok(())
+    }))
 }
 
-fn unavailable(e: impl std::fmt::Display) -> DesktopError {
-    DesktopError::Unavailable(e.to_string())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_is_escaped_to_the_text_it_is() {
+        assert_eq!(
+            escape_markup("<b>x</b> & <a href=\"y\">z</a> &amp;"),
+            "&lt;b&gt;x&lt;/b&gt; &amp; &lt;a href=\"y\"&gt;z&lt;/a&gt; &amp;amp;"
+        );
+        assert_eq!(escape_markup("plain — text"), "plain — text");
+    }
 }

@@ -38,10 +38,23 @@ pub struct Click {
     pub banner_id: u32,
 }
 
+/// What the notification server tells the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DesktopEvent {
+    Clicked(Click),
+    /// A notification server has just appeared: what waited for one can go out now.
+    ServerAppeared,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum DesktopError {
+    /// No server to show banners (none on the bus, no bus, no answer in time): every banner
+    /// waits, and goes out when one answers.
     #[error("no notification server answered: {0}")]
     Unavailable(String),
+    /// The server (or the bus) refused this banner: its problem alone, the others go on.
+    #[error("the notification server refused the banner: {0}")]
+    Refused(String),
 }
 
 /// A notification server.
@@ -50,15 +63,16 @@ pub trait Desktop: Send + Sync + 'static {
     fn post<'a>(&'a self, banner: &'a Banner) -> BoxFuture<'a, Result<u32, DesktopError>>;
     /// Takes a banner away.
     fn withdraw(&self, banner_id: u32) -> BoxFuture<'_, Result<(), DesktopError>>;
-    /// Where clicks arrive. Called once by the engine; later calls may return `None`.
-    fn clicks(&self) -> Option<mpsc::UnboundedReceiver<Click>>;
+    /// Where clicks and a server's arrival are told. Called once by the engine; later calls may
+    /// return `None`.
+    fn events(&self) -> Option<mpsc::UnboundedReceiver<DesktopEvent>>;
 }
 
 /// Keeps every call in memory; for tests of what would have been shown.
 #[derive(Default)]
 pub struct Recording {
     state: Mutex<RecordingState>,
-    clicks: Mutex<Option<mpsc::UnboundedSender<Click>>>,
+    events: Mutex<Option<mpsc::UnboundedSender<DesktopEvent>>>,
 }
 
 #[derive(Default)]
@@ -67,6 +81,10 @@ struct RecordingState {
     posted: Vec<(u32, Banner)>,
     withdrawn: Vec<u32>,
     fail: bool,
+    /// Banners whose title holds this are refused (one bad banner among good ones).
+    refuse: Option<String>,
+    /// Every banner refused so far (each try).
+    refused: Vec<Banner>,
 }
 
 impl Recording {
@@ -83,20 +101,37 @@ impl Recording {
         self.state().posted.clone()
     }
 
+    /// Every try the server refused, in order.
+    pub fn refused(&self) -> Vec<Banner> {
+        self.state().refused.clone()
+    }
+
     pub fn withdrawn(&self) -> Vec<u32> {
         self.state().withdrawn.clone()
     }
 
     /// Clicks a banner, as a person would.
     pub fn click(&self, banner_id: u32) {
-        if let Some(tx) = self.clicks.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-            let _ = tx.send(Click { banner_id });
+        self.tell(DesktopEvent::Clicked(Click { banner_id }));
+    }
+
+    fn tell(&self, event: DesktopEvent) {
+        if let Some(tx) = self.events.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            let _ = tx.send(event);
         }
     }
 
-    /// While set, every call fails as if no server were there.
+    /// While set, every call fails as if no server were there. Cleared, a server "appears".
     pub fn set_failing(&self, fail: bool) {
         self.state().fail = fail;
+        if !fail {
+            self.tell(DesktopEvent::ServerAppeared);
+        }
+    }
+
+    /// Refuses every banner whose title holds `part` (`None`: refuses none).
+    pub fn refuse_titles_with(&self, part: Option<&str>) {
+        self.state().refuse = part.map(String::from);
     }
 }
 
@@ -109,9 +144,9 @@ impl Desktop for Recording {
         Box::pin(async move { self.withdraw_now(banner_id) })
     }
 
-    fn clicks(&self) -> Option<mpsc::UnboundedReceiver<Click>> {
+    fn events(&self) -> Option<mpsc::UnboundedReceiver<DesktopEvent>> {
         let (tx, rx) = mpsc::unbounded_channel();
-        *self.clicks.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+        *self.events.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
         Some(rx)
     }
 }
@@ -121,6 +156,10 @@ impl Recording {
         let mut st = self.state();
         if st.fail {
             return Err(DesktopError::Unavailable("recording desktop set to fail".into()));
+        }
+        if st.refuse.as_deref().is_some_and(|part| banner.title.contains(part)) {
+            st.refused.push(banner.clone());
+            return Err(DesktopError::Refused("recording desktop set to refuse this title".into()));
         }
         let id = match banner.replaces {
             Some(id) => id,

@@ -6,22 +6,32 @@
 //! or coalesced with its source's burst. A notice that shows is posted (replacing its item's
 //! live banner) and then marked told: a crash in between tells it again, replacing. When the hold
 //! ends, one summary banner says what came in meanwhile.
+//!
+//! One banner's failure is that banner's problem: a banner the server refuses is tried again
+//! with the next pass, and after `MAX_TRIES` it is set aside (`not shown`, with the server's
+//! reason) while the others go on. Only "no server at all" holds every banner, until a server
+//! appears. A banner that was posted but could not be saved as told is never posted again: its
+//! id is kept in memory and the save is retried (a full disk is a visible problem, not a repeat).
+//! The settle wait is measured on the monotonic clock, so a wall clock set back holds nothing.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::Timestamp;
+use tokio::time::Instant;
 
 use super::Engine;
-use crate::desktop::Banner;
+use crate::desktop::{Banner, DesktopError};
 use crate::notice::{Notice, Source};
 use crate::outbox::StoredNotice;
 use crate::policy::{self, Candidate, Moment, Reason};
 
 /// A burst is over when no new notice came for this long …
-const SETTLE_QUIET_MS: i64 = 500;
+const SETTLE_QUIET: Duration = Duration::from_millis(500);
 /// … or this long after its first notice, whichever is sooner.
-const SETTLE_MAX_MS: i64 = 2000;
+const SETTLE_MAX: Duration = Duration::from_millis(2000);
+/// A banner the server refuses is tried this often before it is set aside.
+pub const MAX_TRIES: u32 = 3;
 /// When no notification server answers, untold notices are tried again this often.
 const DESKTOP_RETRY: Duration = Duration::from_secs(15);
 /// While notices are held, the config file is looked at this often, so an edit that ends the
@@ -61,23 +71,22 @@ impl Engine {
         let untold = outbox.untold().map_err(|e| e.to_string())?;
         let now_ms = self.inner.clock.now_ms();
         let fresh: Vec<&StoredNotice> = untold.iter().filter(|n| n.source != Source::App.as_str()).collect();
-        if let (Some(first), Some(last)) = (fresh.iter().map(|n| n.created_at).min(), fresh.iter().map(|n| n.created_at).max()) {
-            let ready = (last + SETTLE_QUIET_MS).min(first + SETTLE_MAX_MS);
-            if ready > now_ms {
-                return Ok(Some(Duration::from_millis((ready - now_ms) as u64)));
-            }
+        if let Some(wait) = self.settling(&fresh) {
+            return Ok(Some(wait));
         }
         let settings = self.delivery_settings();
         let tz = self.time_zone(&settings);
         let moment = Moment { now: ts(now_ms), tz: &tz, pause: self.paused() };
         tracing::debug!(untold = untold.len(), quiet = settings.quiet.enabled, paused = moment.paused(), "deciding");
 
+        // Whether a refused banner waits for another try.
+        let mut retry = false;
         // Steps 1–4, and the app's own banners straight through.
         let mut eligible: BTreeMap<&'static str, (Source, Vec<StoredNotice>)> = BTreeMap::new();
         for n in untold {
             let source = Source::parse(&n.source).unwrap_or(Source::App);
             if source == Source::App {
-                self.show(&n, false, settings.attention).await?;
+                retry |= !self.show(&n, false, settings.attention).await?;
                 continue;
             }
             let candidate = Candidate { source, urgent: n.urgent, focused: self.is_looking_at(&n) };
@@ -107,23 +116,23 @@ impl Engine {
                 );
                 outbox.coalesce(&keys, &banner, now_ms).map_err(|e| e.to_string())?;
                 if let Some(stored) = outbox.notice(&banner.key).map_err(|e| e.to_string())? {
-                    self.show(&stored, sound, settings.attention).await?;
+                    retry |= !self.show(&stored, sound, settings.attention).await?;
                 }
             } else {
                 for (i, n) in batch.iter().enumerate() {
-                    self.show(n, sound && i == 0, settings.attention).await?;
+                    retry |= !self.show(n, sound && i == 0, settings.attention).await?;
                 }
             }
         }
 
         // The summary, once the hold is over; or the moment to look again.
-        match policy::held_until(&settings, &moment) {
-            Some(until) => Ok(Some(
+        let next = match policy::held_until(&settings, &moment) {
+            Some(until) => Some(
                 until
                     .map(|t| Duration::from_millis((t.as_millisecond() - now_ms).max(0) as u64 + 1))
                     .unwrap_or(HOLD_RECHECK)
                     .min(HOLD_RECHECK),
-            )),
+            ),
             None => {
                 let held = outbox.held_unsummarized().map_err(|e| e.to_string())?;
                 if !held.is_empty() {
@@ -142,12 +151,32 @@ impl Engine {
                     );
                     outbox.summarize(&keys, &summary, now_ms).map_err(|e| e.to_string())?;
                     if let Some(stored) = outbox.notice(&summary.key).map_err(|e| e.to_string())? {
-                        self.show(&stored, false, settings.attention).await?;
+                        retry |= !self.show(&stored, false, settings.attention).await?;
                     }
                 }
-                Ok(None)
+                None
             }
+        };
+        Ok(match (next, retry.then_some(DESKTOP_RETRY)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    }
+
+    /// How long the burst in `fresh` still settles, measured on the monotonic clock from when this
+    /// engine first saw each notice (a wall clock set back must not hold a banner); `None` when
+    /// it is over.
+    fn settling(&self, fresh: &[&StoredNotice]) -> Option<Duration> {
+        let now = Instant::now();
+        let mut seen = self.inner.first_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let keys: std::collections::HashSet<&str> = fresh.iter().map(|n| n.key.as_str()).collect();
+        seen.retain(|k, _| keys.contains(k.as_str()));
+        for n in fresh {
+            seen.entry(n.key.clone()).or_insert(now);
         }
+        let (first, last) = (seen.values().min()?, seen.values().max()?);
+        let ready = (*last + SETTLE_QUIET).min(*first + SETTLE_MAX);
+        (ready > now).then(|| ready - now)
     }
 
     /// Whether this source may ring now; if so the cooldown starts.
@@ -161,23 +190,64 @@ impl Engine {
     }
 
     /// Posts a notice's banner (replacing its item's live one), then marks it told. `attention`
-    /// is the setting in force for this pass (the urgency hint for `needs-you`).
-    async fn show(&self, n: &StoredNotice, sound: bool, attention: bool) -> Result<(), String> {
+    /// is the setting in force for this pass (the urgency hint for `needs-you`). Returns whether
+    /// it was decided (told, or set aside after its last try); `false` when the server refused it
+    /// and it waits for another try. An error stops the pass: no server, or the store failing.
+    async fn show(&self, n: &StoredNotice, sound: bool, attention: bool) -> Result<bool, String> {
         let outbox = &self.inner.outbox;
-        let banner = Banner {
-            item: n.item.clone(),
-            notice_key: n.key.clone(),
-            title: n.title.clone(),
-            body: n.body.clone(),
-            urgent: n.urgent && attention,
-            sound,
-            replaces: outbox.live_banner(&n.item).map_err(|e| e.to_string())?,
+        // Posted before, but not saved as told: save it now, never post it again.
+        let posted = self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).get(&n.key).copied();
+        let id = match posted {
+            Some(id) => id,
+            None => {
+                let banner = Banner {
+                    item: n.item.clone(),
+                    notice_key: n.key.clone(),
+                    title: n.title.clone(),
+                    body: n.body.clone(),
+                    urgent: n.urgent && attention,
+                    sound,
+                    replaces: outbox.live_banner(&n.item).map_err(|e| e.to_string())?,
+                };
+                match self.inner.desktop.post(&banner).await {
+                    Ok(id) => id,
+                    Err(DesktopError::Unavailable(why)) => return Err(format!("no notification server answered: {why}")),
+                    Err(DesktopError::Refused(why)) => return self.refused(n, &why),
+                }
+            }
         };
-        let id = self.inner.desktop.post(&banner).await.map_err(|e| e.to_string())?;
-        outbox.mark_told(&n.key, Some(id), Reason::Shown.as_str(), sound, self.inner.clock.now_ms()).map_err(|e| e.to_string())?;
+        self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
+        if let Err(e) = outbox.mark_told(&n.key, Some(id), Reason::Shown.as_str(), sound, self.inner.clock.now_ms()) {
+            self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).insert(n.key.clone(), id);
+            self.note_problem(format!("Could not save to {}: {e}", outbox.path().display()));
+            self.changed();
+            return Err(format!("banner {id} is shown but could not be saved as told: {e}"));
+        }
+        self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
         tracing::info!(key = %n.key, banner = id, sound, "told");
         self.changed();
-        Ok(())
+        Ok(true)
+    }
+
+    /// The server refused this banner: another try with the next pass, or, after the last, set
+    /// aside with why (the history and `status` say it). Returns whether it was decided.
+    fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, String> {
+        let tries = {
+            let mut tries = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner());
+            let t = tries.entry(n.key.clone()).or_insert(0);
+            *t += 1;
+            *t
+        };
+        if tries < MAX_TRIES {
+            tracing::warn!(key = %n.key, tries, "the notification server refused the banner: {why}; will try again");
+            return Ok(false);
+        }
+        self.inner.outbox.set_aside(&n.key, why, self.inner.clock.now_ms()).map_err(|e| e.to_string())?;
+        self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
+        tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
+        self.note_problem(format!("A banner could not be shown (\"{}\"): {why}", n.title));
+        self.changed();
+        Ok(true)
     }
 }
 

@@ -16,7 +16,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::clock::{Clock, DAY_MS};
 use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, Team, TeamId};
-use crate::desktop::Desktop;
+use crate::desktop::{Desktop, DesktopEvent};
 use crate::follow::{Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
 use crate::notice::local::LocalPost;
 use crate::notice::{self, Notice, Source};
@@ -169,6 +169,12 @@ struct Inner {
     /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
     offline: Mutex<Option<String>>,
     deliver: Arc<Notify>,
+    /// When this engine first saw each untold notice (the settle wait, on the monotonic clock).
+    first_seen: Mutex<std::collections::HashMap<String, tokio::time::Instant>>,
+    /// How often the server refused each untold notice's banner.
+    tries: Mutex<std::collections::HashMap<String, u32>>,
+    /// Banners posted whose "told" could not be saved (notice key → banner id): never posted twice.
+    unrecorded: Mutex<std::collections::HashMap<String, u32>>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
     events: broadcast::Sender<EngineEvent>,
@@ -213,6 +219,9 @@ impl Engine {
                 me: Mutex::new(None),
                 offline: Mutex::new(None),
                 deliver,
+                first_seen: Mutex::new(Default::default()),
+                tries: Mutex::new(Default::default()),
+                unrecorded: Mutex::new(Default::default()),
                 shutdown,
                 tracker,
                 events,
@@ -222,7 +231,7 @@ impl Engine {
         engine.spawn_deliverer();
         engine.spawn_follower_events(follower_rx);
         engine.spawn_card_sweeper();
-        engine.spawn_clicks();
+        engine.spawn_desktop_events();
         Ok(engine)
     }
 
@@ -821,14 +830,24 @@ impl Engine {
         Ok(old.len())
     }
 
-    fn spawn_clicks(&self) {
-        let Some(mut clicks) = self.inner.desktop.clicks() else { return };
+    /// Clicks open what their banner told; a notification server's arrival wakes the deliverer,
+    /// so what waited for one goes out now.
+    fn spawn_desktop_events(&self) {
+        let Some(mut events) = self.inner.desktop.events() else { return };
         let this = self.clone();
         self.inner.tracker.spawn(async move {
             loop {
-                let click = tokio::select! {
+                let event = tokio::select! {
                     _ = this.inner.shutdown.cancelled() => return,
-                    c = clicks.recv() => match c { Some(c) => c, None => return },
+                    e = events.recv() => match e { Some(e) => e, None => return },
+                };
+                let click = match event {
+                    DesktopEvent::ServerAppeared => {
+                        tracing::info!("a notification server appeared");
+                        this.inner.deliver.notify_one();
+                        continue;
+                    }
+                    DesktopEvent::Clicked(click) => click,
                 };
                 match this.inner.outbox.notice_by_banner(click.banner_id) {
                     Ok(Some(notice)) => this.reveal(notice).await,

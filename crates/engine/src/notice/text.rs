@@ -1,12 +1,41 @@
-//! Banner text rules shared by every source (seed 000): one line, cut at a word boundary.
+//! Banner text rules shared by every source (docs/notices.md §2): cleaned, one line, cut at a
+//! word boundary.
+//!
+//! Text from the cloud or an agent is hostile until cleaned: a NUL or another control character
+//! makes a D-Bus `Notify` call fail, an escape sequence rewrites a terminal, and a bidi override
+//! shows a title other than the one sent. Every notice's words pass through [`one_line`] or
+//! [`first_line`], which clean first, so nothing built from outside text reaches a banner, the
+//! tray or the history uncleaned.
 
 /// The body limit, in characters (seed 000's `MAX_BODY`).
 pub const MAX_BODY_CHARS: usize = 200;
 
-/// Collapses all whitespace runs (newlines included) to one space and trims. Returns `None` for
-/// text that is empty or only whitespace, so it is left out rather than shown as a gap.
+/// Whether `c` reorders or hides text rather than being text: the bidi embeddings, overrides,
+/// isolates and marks (Unicode's `Bidi_Control`), which make "exe.txt" read as "txt.exe".
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with control characters and bidi controls taken out. Whitespace controls (newline,
+/// tab, carriage return …) become a space, or stay newlines where `keep_newlines` (a card's
+/// task, which has lines); everything else of them (NUL, ESC, DEL, C1) is dropped.
+pub fn clean(text: &str, keep_newlines: bool) -> String {
+    text.chars()
+        .filter_map(|c| match c {
+            '\n' if keep_newlines => Some('\n'),
+            '\r' if keep_newlines => None, // CRLF becomes LF
+            c if c.is_control() => c.is_whitespace().then_some(' '),
+            c if is_bidi_control(c) => None,
+            c => Some(c),
+        })
+        .collect()
+}
+
+/// Cleans, then collapses all whitespace runs (newlines included) to one space and trims.
+/// Returns `None` for text that is empty or only whitespace, so it is left out rather than shown
+/// as a gap.
 pub fn one_line(text: &str) -> Option<String> {
-    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let joined = clean(text, false).split_whitespace().collect::<Vec<_>>().join(" ");
     (!joined.is_empty()).then_some(joined)
 }
 
@@ -31,9 +60,9 @@ pub fn cut(text: &str, max: usize) -> String {
     format!("{kept}…")
 }
 
-/// The first non-empty line of `text`, collapsed.
+/// The first non-empty line of `text`, cleaned and collapsed.
 pub fn first_line(text: &str) -> Option<String> {
-    text.lines().find_map(one_line)
+    clean(text, true).lines().find_map(one_line)
 }
 
 /// `one_line` then `cut` to the body limit: the rule for every banner body.
@@ -62,6 +91,16 @@ mod tests {
         assert_eq!(cut("hello world again", 12), "hello world…");
         assert_eq!(cut("hello world again", 11), "hello…");
         assert_eq!(cut("abcdefghijklmnop", 5), "abcd…");
+    }
+
+    #[test]
+    fn control_characters_and_bidi_overrides_never_reach_a_banner() {
+        assert_eq!(one_line("a\0b\x1b[31mred\x7f\u{9b}c"), Some("ab[31mredc".into()));
+        assert_eq!(one_line("invoice\u{202E}fdp.exe\u{2066}x\u{2069}"), Some("invoicefdp.exex".into()));
+        assert_eq!(one_line("tab\there\r\nnext\u{b}\u{c}line"), Some("tab here next line".into()));
+        assert_eq!(one_line("\0\u{202E}\x1b"), None, "nothing left is nothing shown");
+        assert_eq!(first_line("\0\n\x1b\nSecond\0 line\nthird"), Some("Second line".into()));
+        assert_eq!(clean("one\r\ntwo\0\n\tthree", true), "one\ntwo\n three");
     }
 
     #[test]

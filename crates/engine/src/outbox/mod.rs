@@ -26,7 +26,7 @@ pub enum OutboxError {
     TooNew { path: PathBuf, found: i64, known: i64 },
     #[error("the state database {path}: {source}")]
     Sql { path: PathBuf, source: rusqlite::Error },
-    #[error("cannot create the data directory {path}: {source}")]
+    #[error("cannot make {path} private to this user: {source}")]
     Dir { path: PathBuf, source: std::io::Error },
 }
 
@@ -106,6 +106,9 @@ pub struct StoredNotice {
     /// A hand-off's host (see `Notice::host`).
     #[serde(default)]
     pub host: Option<String>,
+    /// Why its banner could not be shown (delivery `not shown`): what the server said.
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 /// The signed-in account, as remembered.
@@ -142,7 +145,16 @@ impl Outbox {
     /// Opens (or creates) the store and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Outbox, OutboxError> {
         if let Some(dir) = path.parent() {
-            create_private_dir(dir)?;
+            crate::private::create_dir(dir).map_err(|source| OutboxError::Dir { path: dir.to_path_buf(), source })?;
+        }
+        // Made 0600 before SQLite opens it: SQLite gives its WAL and shared-memory files the
+        // main file's mode. Older ones are tightened.
+        let private = |p: &Path| crate::private::touch_file(p).map_err(|source| OutboxError::Dir { path: p.to_path_buf(), source });
+        private(path)?;
+        for side in ["-wal", "-shm"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(side);
+            crate::private::tighten_file(Path::new(&name)).map_err(|source| OutboxError::Dir { path: name.clone().into(), source })?;
         }
         let conn = Connection::open(path).map_err(|e| classify(path, e))?;
         let outbox = Outbox { conn: Mutex::new(conn), path: path.to_path_buf() };
@@ -487,7 +499,7 @@ impl Outbox {
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at,
-                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id, local_body, host
+                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id, local_body, host, failure
                  FROM notices WHERE {clause}"
             ))
             .map_err(|e| self.err(e))?;
@@ -516,6 +528,7 @@ impl Outbox {
                     session_id: r.get(19)?,
                     local_body: r.get(20)?,
                     host: r.get(21)?,
+                    failure: r.get(22)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -533,6 +546,26 @@ impl Outbox {
             )
             .map(drop)
             .map_err(|e| self.err(e))
+    }
+
+    /// Sets a notice aside whose banner the server would not show after its tries: decided,
+    /// `not shown`, with the server's reason, so the history and `status` say it and the
+    /// banners after it go out.
+    pub fn set_aside(&self, key: &str, why: &str, now: i64) -> Result<(), OutboxError> {
+        self.lock()
+            .execute(
+                "UPDATE notices SET state = 'told', told_at = ?2, delivery = ?3, failure = ?4 WHERE key = ?1 AND state = 'untold'",
+                params![key, now, crate::policy::Reason::NotShown.as_str(), why],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// While set, every write fails as on a full disk (SQLite refuses it); for tests of what a
+    /// failed write does. Reads go on.
+    #[doc(hidden)]
+    pub fn refuse_writes(&self, refuse: bool) -> Result<(), OutboxError> {
+        self.lock().pragma_update(None, "query_only", refuse).map_err(|e| self.err(e))
     }
 
     /// Decides a batch at once: every `keys` notice told as coalesced, and the one banner that
@@ -753,14 +786,6 @@ fn classify(path: &Path, e: rusqlite::Error) -> OutboxError {
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => OutboxError::Locked { path, detail: e.to_string() },
         _ => OutboxError::Sql { path, source: e },
     }
-}
-
-fn create_private_dir(dir: &Path) -> Result<(), OutboxError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).map_err(|source| OutboxError::Dir { path: dir.to_path_buf(), source })
 }
 
 /// Which source a stored notice belongs to.

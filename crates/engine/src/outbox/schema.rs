@@ -93,4 +93,10 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE notices ADD COLUMN local_body TEXT;
     ALTER TABLE notices ADD COLUMN host TEXT;
     "#,
+    // 5: why a banner could not be shown, for a notice set aside after its tries (the history and
+    //    `status` say it); the age of notices, for the retention sweep.
+    r#"
+    ALTER TABLE notices ADD COLUMN failure TEXT;
+    CREATE INDEX notices_created ON notices (created_at);
+    "#,
 ];

@@ -26,6 +26,8 @@ pub enum Reason {
     QuietHours,
     Focused,
     Coalesced,
+    /// The server refused its banner, try after try: set aside with why (`failure`).
+    NotShown,
 }
 
 impl Reason {
@@ -37,6 +39,7 @@ impl Reason {
             Reason::QuietHours => "quiet hours",
             Reason::Focused => "focused",
             Reason::Coalesced => "coalesced",
+            Reason::NotShown => "not shown",
         }
     }
 

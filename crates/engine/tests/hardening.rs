@@ -1,0 +1,84 @@
+//! One banner's trouble stays that banner's: a banner the server refuses, a store that cannot be
+//! written, a wall clock set back. The engine against the simulator and a recording desktop, on
+//! tokio's paused clock.
+
+mod common;
+
+use cmux_tray_engine::clock::{Clock, HOUR_MS};
+use cmux_tray_engine::notice::local::LocalPost;
+use common::{SECS, World, eventually, pass};
+
+fn post(w: &World, title: &str) -> String {
+    let post = LocalPost { title: title.into(), body: "body".into(), ..Default::default() };
+    w.engine.post_local(post).expect("posted").key
+}
+
+fn titles(w: &World) -> Vec<String> {
+    w.banners().into_iter().map(|b| b.title).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_banner_the_server_refuses_is_set_aside_after_three_tries_and_the_others_go_out() {
+    let w = World::new().await;
+    w.desktop.refuse_titles_with(Some("Refused"));
+    let bad = post(&w, "Refused by the server");
+    post(&w, "First good one");
+    post(&w, "Second good one");
+    eventually("the good banners", SECS(5), || titles(&w).len() == 2).await;
+    assert_eq!(titles(&w), ["First good one", "Second good one"]);
+    // docs/notices.md §3: three tries, 15 s apart, then set aside with the server's reason.
+    pass(SECS(60)).await;
+    assert_eq!(w.desktop.refused().len(), 3, "{:?}", w.desktop.refused());
+    let n = w.engine.outbox().notice(&bad).unwrap().unwrap();
+    assert_eq!((n.state.as_str(), n.delivery.as_deref()), ("told", Some("not shown")));
+    assert!(n.failure.as_deref().is_some_and(|f| f.contains("refuse")), "{:?}", n.failure);
+    let status = w.engine.status().unwrap();
+    assert!(
+        status.problems.iter().any(|p| p.contains("could not be shown") && p.contains("Refused by the server")),
+        "{:?}",
+        status.problems
+    );
+    // Set aside means set aside: no fourth try, however long.
+    pass(SECS(120)).await;
+    assert_eq!(w.desktop.refused().len(), 3);
+    // And the next banner goes out as any other.
+    post(&w, "Third good one");
+    eventually("the next banner", SECS(5), || titles(&w).len() == 3).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_banner_shown_while_the_store_cannot_be_written_is_not_shown_again() {
+    let w = World::new().await;
+    let key = post(&w, "Shown once");
+    // The disk fills before the deliverer marks it told (the settle wait is 0.5 s).
+    w.engine.outbox().refuse_writes(true).unwrap();
+    eventually("the banner", SECS(5), || w.banners().len() == 1).await;
+    pass(SECS(60)).await;
+    assert_eq!(w.banners().len(), 1, "a failed write posts no second banner: {:?}", titles(&w));
+    let status = w.engine.status().unwrap();
+    assert!(
+        status.problems.iter().any(|p| p.starts_with("Could not save to")),
+        "a failed write is a visible problem: {:?}",
+        status.problems
+    );
+    // Space again: the banner shown is saved as told, with the id it got.
+    w.engine.outbox().refuse_writes(false).unwrap();
+    eventually("saved as told", SECS(20), || w.engine.outbox().notice(&key).unwrap().unwrap().state == "told").await;
+    let n = w.engine.outbox().notice(&key).unwrap().unwrap();
+    assert_eq!(n.banner_id, Some(w.desktop.posted()[0].0));
+    assert_eq!(w.banners().len(), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_wall_clock_set_back_an_hour_holds_no_banner() {
+    let mut w = World::new().await;
+    w.desktop.set_failing(true);
+    post(&w, "Made before the clock went back");
+    pass(SECS(2)).await;
+    assert!(w.banners().is_empty());
+    // The clock is set back an hour across a relaunch; a server is there now.
+    w.clock = Clock::following_tokio(w.clock.now_ms() - HOUR_MS);
+    w.desktop.set_failing(false);
+    w.relaunch().await;
+    eventually("the banner", SECS(5), || w.banners().len() == 1).await;
+}
