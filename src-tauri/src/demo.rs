@@ -20,7 +20,8 @@ const STEP: Duration = Duration::from_secs(5);
 pub async fn prepare() -> anyhow::Result<(Paths, BTreeMap<String, String>)> {
     let running = cmux_cloud_sim::start().await?;
     let story = cmux_cloud_sim::demo::seed(&running.sim);
-    let root = std::env::temp_dir().join(format!("cmux-tray-demo-{}", std::process::id()));
+    // A private folder of its own (0700, an unpredictable name): nobody else can plant or read it.
+    let root = tempfile::Builder::new().prefix("cmux-tray-demo-").tempdir()?.keep();
     let paths =
         Paths { config_file: root.join("config.toml"), data_dir: root.join("data"), runtime_dir: root.join("run"), socket_path: None };
     let mut env: BTreeMap<String, String> = BTreeMap::new();

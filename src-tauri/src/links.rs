@@ -92,8 +92,10 @@ fn register_scheme() -> anyhow::Result<()> {
     if std::fs::read_to_string(&file).ok().as_deref() != Some(entry.as_str()) {
         std::fs::write(&file, entry)?;
     }
-    let status =
-        std::process::Command::new("xdg-mime").args(["default", "dev.cmux.tray.desktop", "x-scheme-handler/cmux-tray"]).status()?;
+    let status = cmux_tray_engine::private::person_command("xdg-mime")
+        .args(["default", "dev.cmux.tray.desktop", "x-scheme-handler/cmux-tray"])
+        .as_std_mut()
+        .status()?;
     anyhow::ensure!(status.success(), "xdg-mime default failed ({status})");
     Ok(())
 }

@@ -42,7 +42,7 @@ fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let filter = || tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into());
     let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let file = Paths::from_env().ok().and_then(|p| {
-        std::fs::create_dir_all(p.log_dir()).ok()?;
+        cmux_tray_engine::private::create_dir(&p.log_dir()).ok()?;
         tracing_appender::rolling::Builder::new()
             .rotation(tracing_appender::rolling::Rotation::DAILY)
             .filename_prefix("cmux-tray")
@@ -66,6 +66,9 @@ fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
 }
 
 fn main() {
+    // Before any thread: private files from here on, and no secret in a child's environment
+    // (the web processes, the opener). The settings read the secrets from what it returns.
+    let environment = cmux_tray_engine::private::start();
     let _log = start_logging();
     let app = tauri::Builder::default()
         // First: a second launch hands its link to this one and exits before it starts anything.
@@ -97,10 +100,10 @@ fn main() {
             commands::sign_out,
             commands::sign_in_with_token,
         ])
-        .setup(|app| {
+        .setup(move |app| {
             let demo = std::env::args().any(|a| a == "--demo");
             let (paths, env) =
-                if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, std::env::vars().collect()) };
+                if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, environment.clone()) };
             let host = tauri::async_runtime::block_on(Host::start(&paths, &env))?;
             let engine = host.engine.clone();
             // Managed before any window can open: a page's first command finds the engine.

@@ -37,7 +37,7 @@ impl Host {
         for w in &settings.warnings {
             tracing::warn!("{w}");
         }
-        std::fs::create_dir_all(&paths.data_dir).with_context(|| format!("creating {}", paths.data_dir.display()))?;
+        cmux_tray_engine::private::create_dir(&paths.data_dir).with_context(|| format!("making {} private", paths.data_dir.display()))?;
         let lock_path = paths.lock_file();
         let lock = std::fs::File::create(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
         if lock.try_lock().is_err() {
@@ -60,8 +60,8 @@ impl Host {
     pub async fn stop(self) {
         self.sign_in.abort();
         self.stop.cancel();
+        // The server removes its socket as it stops (only while it is still the one it made).
         let _ = self.server.await;
-        let _ = std::fs::remove_file(self.paths.socket());
         if tokio::time::timeout(Duration::from_secs(10), self.engine.shutdown()).await.is_err() {
             tracing::warn!("some tasks did not stop within 10 s");
         }

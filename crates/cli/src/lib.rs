@@ -149,9 +149,12 @@ enum CancelKind {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     // `wrap` must hand back the command's own exit code, whatever it is.
+    // `wrap` runs the person's own command in the person's own environment and umask, untouched.
     if let Command::Wrap { .. } = cli.command {
         return wrap_main(cli);
     }
+    // Before any thread: private files from here on, and no secret in a child's environment.
+    let _ = ENVIRONMENT.set(cmux_tray_engine::private::start());
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
@@ -379,7 +382,7 @@ async fn engine_request_within(
     params: serde_json::Value,
     within: Duration,
 ) -> anyhow::Result<serde_json::Value> {
-    let password = std::env::var("CMUX_SOCKET_PASSWORD").ok().filter(|p| !p.is_empty());
+    let password = environment().remove("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty());
     local::request(&paths.socket(), method, params, password.as_deref(), within)
         .await
         .map_err(|e| anyhow::anyhow!("{e} (is `cmux-tray daemon` or the tray running?)"))
@@ -412,8 +415,12 @@ async fn login(paths: &Paths, token_stdin: bool, team: Option<String>) -> anyhow
     Ok(())
 }
 
+/// The environment as the process was started with it (secrets included), read once by
+/// `private::start` before they were taken out of the process's own.
+static ENVIRONMENT: std::sync::OnceLock<BTreeMap<String, String>> = std::sync::OnceLock::new();
+
 fn environment() -> BTreeMap<String, String> {
-    std::env::vars().collect()
+    ENVIRONMENT.get().cloned().unwrap_or_else(|| std::env::vars().collect())
 }
 
 async fn daemon(paths: &Paths) -> anyhow::Result<()> {

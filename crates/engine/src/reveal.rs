@@ -71,7 +71,12 @@ pub enum OpenError {
     Spawn { program: &'static str, source: std::io::Error },
     #[error("the opener {program} failed ({status}) for {url}")]
     Failed { program: &'static str, status: std::process::ExitStatus, url: String },
+    #[error("the opener {program} did not finish within {OPEN_TIMEOUT:?} for {url}")]
+    TimedOut { program: &'static str, url: String },
 }
+
+/// How long an opener may take to hand a link over (xdg-open returns once the handler started).
+pub const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
 #[cfg(target_os = "macos")]
 const OPENER: &str = "open";
@@ -102,11 +107,16 @@ async fn open(url: &str) -> Result<(), OpenError> {
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(OpenError::NotAllowed(url.into()));
     }
-    let status = tokio::process::Command::new(OPENER)
+    let mut child = crate::private::person_command(OPENER)
         .arg(url)
         .stdin(std::process::Stdio::null())
-        .status()
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| OpenError::Spawn { program: OPENER, source })?;
+    // A stuck opener is given up on (and killed); the next click does not wait for it.
+    let status = tokio::time::timeout(OPEN_TIMEOUT, child.wait())
         .await
+        .map_err(|_| OpenError::TimedOut { program: OPENER, url: url.into() })?
         .map_err(|source| OpenError::Spawn { program: OPENER, source })?;
     if status.success() { Ok(()) } else { Err(OpenError::Failed { program: OPENER, status, url: url.into() }) }
 }

@@ -117,17 +117,8 @@ fn read_file(path: &Path) -> Result<BTreeMap<String, String>, SecretError> {
 }
 
 fn write_file(path: &Path, all: &BTreeMap<String, String>) -> Result<(), SecretError> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let io = |source| SecretError::File { path: path.into(), source };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let tmp = path.with_extension("json.tmp");
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp).map_err(io)?;
-    f.write_all(serde_json::to_string(all).unwrap_or_default().as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    let text = serde_json::to_string(all).unwrap_or_default();
+    crate::private::write_file(path, &text).map_err(|source| SecretError::File { path: path.into(), source })
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ struct Served {
     engine: Engine,
     desktop: Arc<Recording>,
     stop: CancellationToken,
+    server: tokio::task::JoinHandle<()>,
 }
 
 async fn serve(password: Option<&str>) -> Served {
@@ -31,8 +32,8 @@ async fn serve(password: Option<&str>) -> Served {
     let listener = local::bind(&socket).await.unwrap();
     let stop = CancellationToken::new();
     let options = ServerOptions { password: password.map(|p| SecretString::from(p.to_string())) };
-    tokio::spawn(local::serve(listener, engine.clone(), options, stop.clone(), Default::default()));
-    Served { _dir: dir, socket, engine, desktop, stop }
+    let server = tokio::spawn(local::serve(listener, engine.clone(), options, stop.clone(), Default::default()));
+    Served { _dir: dir, socket, engine, desktop, stop, server }
 }
 
 struct Client {
@@ -341,13 +342,53 @@ async fn a_stale_socket_is_replaced_and_a_live_one_is_not_stolen() {
     assert_eq!(Client::connect(&s).await.ask("ping").await, "PONG\n");
     // A socket file left by a crash (nobody listening) is replaced.
     let dir = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let stale = dir.path().join("cmux.sock");
     drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
     assert!(stale.exists());
     let _listener = local::bind(&stale).await.expect("replaced");
-    use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&stale).unwrap().permissions().mode() & 0o777, 0o600);
     s.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_mistyped_socket_path_deletes_nothing_and_a_shared_folder_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // A regular file where the socket would go (socket_path pointing at a document).
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "mine").unwrap();
+    let err = local::bind(&file).await.unwrap_err().to_string();
+    assert!(err.contains("not a socket") && err.contains("notes.txt"), "{err}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine", "the file is untouched");
+    // A folder others may enter (as /tmp is): refused, named, nothing made in it.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let err = local::bind(&shared.join("cmux.sock")).await.unwrap_err().to_string();
+    assert!(err.contains("others may enter it (mode 1777)") && err.contains("shared"), "{err}");
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0);
+    // A missing folder is made 0700.
+    let made = dir.path().join("a/b/cmux.sock");
+    drop(local::bind(&made).await.unwrap());
+    assert_eq!(std::fs::metadata(made.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+}
+
+#[tokio::test]
+async fn stopping_removes_our_socket_but_not_one_another_process_put_there_since() {
+    let s = serve(None).await;
+    s.stop.cancel();
+    s.server.await.unwrap();
+    assert!(!s.socket.exists(), "our own socket is removed at stop");
+    // Another engine took the path over while this one still ran: its socket stays.
+    let s = serve(None).await;
+    std::fs::remove_file(&s.socket).unwrap();
+    let _theirs = std::os::unix::net::UnixListener::bind(&s.socket).unwrap();
+    s.stop.cancel();
+    s.server.await.unwrap();
+    assert!(s.socket.exists(), "another process's socket is left alone");
 }
 
 #[tokio::test]

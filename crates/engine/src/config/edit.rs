@@ -85,15 +85,8 @@ pub fn set_in_file(path: &Path, key: &str, text: &str) -> Result<(), String> {
     let refused = |e: String| format!("{e} (the file was not changed)");
     delivery::parse(whole.get("delivery").and_then(|d| d.as_table())).map_err(|e| refused(format!("{}: {e}", path.display())))?;
     Settings::from_text(path, &new).map_err(|e| refused(e.to_string()))?;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, new).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    // 0600 from the first byte: the file may hold `[local] password`.
+    crate::private::write_file(path, &new).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn read(path: &Path) -> Result<String, String> {

@@ -15,4 +15,4 @@ pub mod protocol;
 pub mod server;
 
 pub use client::request;
-pub use server::{ServerOptions, SocketError, bind, serve};
+pub use server::{BoundSocket, ServerOptions, SocketError, bind, serve};
