@@ -60,7 +60,10 @@ fn a_notice_with_a_nul_or_escape_in_it_does_not_stop_the_next_banner() {
     assert_eq!(words(&n[0]), ("Deploy", "[31mstaging — is up"));
     assert_eq!(words(&n[1]), ("Tests", "invoicefdp.exe ]0;pwned"));
     assert_eq!(words(&n[2]), ("Next one", "after — them"));
-    // The history and the tray read the same cleaned words.
+    // The history, the tray and `status` read the same cleaned words.
+    let out = home.run(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Deploy") && !text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
     let status = home.status();
     let titles: Vec<&str> = status["notices"].as_array().unwrap().iter().map(|n| n["title"].as_str().unwrap()).collect();
     assert!(titles.contains(&"Deploy") && titles.contains(&"Tests"), "{titles:?}");
@@ -130,4 +133,102 @@ fn without_a_notification_server_nothing_leaks_and_each_held_banner_goes_out_onc
     std::thread::sleep(Duration::from_secs(16));
     assert_eq!(std::fs::read_to_string(&opened).unwrap().lines().count(), 1, "one click, one opening");
     assert_eq!(desktop.notifications().len(), 1, "{:?}", desktop.notifications());
+}
+
+/// Every folder and file below `dir`, with its permission bits.
+fn modes(dir: &std::path::Path) -> Vec<(std::path::PathBuf, bool, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&d).unwrap();
+        out.push((d.clone(), true, meta.permissions().mode() & 0o7777));
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                todo.push(entry.path());
+            } else {
+                out.push((entry.path(), false, meta.permissions().mode() & 0o7777));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_folder_the_daemon_makes_is_private_and_every_file_in_it() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    // A data folder an older version left readable by others.
+    let data = home.dir.path().join("data/cmux-tray");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::set_permissions(&data, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let daemon = home.daemon(&user.access_token);
+    let replies = send(&home, &[b"notify Private|ada@example.com|wrapped: deploy --token=..."]);
+    assert_eq!(replies[0], "OK");
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    let out = home.run(&["config", "set", "delivery.sound_cooldown", "5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    wait_until("the WAL written", LIMIT, || home.database().with_file_name("state.sqlite3-wal").exists());
+    let mut seen = 0;
+    for folder in ["data/cmux-tray", "config/cmux-tray", "run/cmux-tray"] {
+        for (path, is_dir, mode) in modes(&home.dir.path().join(folder)) {
+            let want = if is_dir { 0o700 } else { 0o600 };
+            assert_eq!(mode, want, "{} is {mode:o}", path.display());
+            seen += 1;
+        }
+    }
+    // The folders, the database, its WAL and shared memory, the lock, the config, the socket.
+    assert!(seen >= 9, "{seen} paths looked at");
+    let log = daemon.log_text();
+    assert_eq!(log.matches("was readable by others (755): made it 700").count(), 1, "one line says it:\n{log}");
+}
+
+#[test]
+fn no_secret_reaches_a_program_the_daemon_starts() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let dumped = home.register_cmux_env_recorder();
+    let password = "correct horse battery staple";
+    let _daemon = home.daemon_with(&user.access_token, &[("CMUX_SOCKET_PASSWORD", password)]);
+    let out = home
+        .command(&["notify", "--title", "Opened", "--strict"])
+        .env("CMUX_SOCKET_PASSWORD", password)
+        .env("CMUX_WORKSPACE_ID", WS)
+        .env("CMUX_SURFACE_ID", SF)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    desktop.click(desktop.notifications()[0]["id"].as_u64().unwrap());
+    wait_until("the opener ran", LIMIT, || std::fs::read(&dumped).is_ok_and(|e| !e.is_empty()));
+    let env = String::from_utf8_lossy(&std::fs::read(&dumped).unwrap()).into_owned();
+    assert!(env.split('\0').any(|v| v.starts_with("DBUS_SESSION_BUS_ADDRESS=")), "the opener's environment was read: {env:?}");
+    for secret in ["CMUX_TRAY_TOKEN", "CMUX_SOCKET_PASSWORD", user.access_token.as_str(), password] {
+        assert!(!env.contains(secret), "{secret:?} reached the opener");
+    }
+}
+
+#[test]
+fn a_huge_timeout_or_threshold_is_refused_with_a_clear_error_not_a_panic() {
+    let home = Home::new("http://127.0.0.1:9", "unix:path=/nonexistent");
+    std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
+    std::fs::write(home.config_file(), "[notify]\ntimeout = 1e300\nwrap_threshold = 1e300\n").unwrap();
+    let out = home.run(&["notify", "--title", "x"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "a notice never fails its caller: {err}");
+    assert!(!err.contains("panicked") && err.contains("notify.timeout") && err.contains("at most 86400 seconds"), "{err}");
+    let out = home.run(&["wrap", "--", "sh", "-c", "exit 3"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "the command's own code: {err}");
+    assert!(!err.contains("panicked") && err.contains("at most 86400 seconds"), "{err}");
+    let out = home.run(&["wrap", "--threshold", "1e300", "--", "true"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains("panicked") && err.contains("expected seconds from 0 to 86400"), "{err}");
 }

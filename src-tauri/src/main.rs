@@ -65,6 +65,31 @@ fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     }
 }
 
+/// Says why the app cannot start, where a person will see it, and exits non-zero.
+fn cannot_start(why: &str) -> ! {
+    let why = why.strip_prefix("error encountered during setup hook: ").unwrap_or(why);
+    tracing::error!("cannot start: {why}");
+    eprintln!("cmux-tray-app: cannot start: {why}");
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() {
+        use gtk::prelude::*;
+        if gtk::init().is_ok() {
+            let dialog = gtk::MessageDialog::new(
+                None::<&gtk::Window>,
+                gtk::DialogFlags::MODAL,
+                gtk::MessageType::Error,
+                gtk::ButtonsType::Close,
+                "cmux-tray cannot start",
+            );
+            dialog.set_title("cmux-tray");
+            dialog.set_secondary_text(Some(why));
+            dialog.run();
+            dialog.close();
+        }
+    }
+    std::process::exit(1)
+}
+
 fn main() {
     // Before any thread: private files from here on, and no secret in a child's environment
     // (the web processes, the opener). The settings read the secrets from what it returns.
@@ -143,8 +168,13 @@ fn main() {
             tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
             Ok(())
         })
-        .build(tauri::generate_context!())
-        .expect("the app's context is valid");
+        .build(tauri::generate_context!());
+    // Another engine running, a corrupt database, a folder that is not private: said plainly, in
+    // the terminal and in a dialog, and the exit code says it too.
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => cannot_start(&e.to_string()),
+    };
     app.run(|app, event| match event {
         // Closing the last window leaves the tray; only Quit (an exit code) ends the app.
         RunEvent::ExitRequested { api, code: None, .. } => api.prevent_exit(),

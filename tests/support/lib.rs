@@ -393,8 +393,24 @@ impl Home {
     /// Registers a recorder as the handler of `cmux://` links (the way a desktop would register
     /// cmux), and returns the file each opened link is written to.
     pub fn register_cmux_handler(&self) -> PathBuf {
-        let root = self.dir.path();
         let (script, opened) = self.recorder("cmux-link");
+        self.register_cmux_script(&script);
+        opened
+    }
+
+    /// Registers a handler of `cmux://` links that writes its whole environment (`env -0`) to
+    /// the returned file: what a program the app starts inherits.
+    pub fn register_cmux_env_recorder(&self) -> PathBuf {
+        let root = self.dir.path();
+        let (script, dumped) = (root.join("cmux-env-recorder.sh"), root.join("cmux-env.bin"));
+        std::fs::write(&script, format!("#!/bin/sh\nenv -0 > '{}'\n", dumped.display())).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        self.register_cmux_script(&script);
+        dumped
+    }
+
+    fn register_cmux_script(&self, script: &Path) {
+        let root = self.dir.path();
         let apps = root.join("data/applications");
         std::fs::create_dir_all(&apps).unwrap();
         std::fs::write(
@@ -407,7 +423,6 @@ impl Home {
         .unwrap();
         let mut mime = self.program(Path::new("xdg-mime"), &["default", "cmux-link-recorder.desktop", "x-scheme-handler/cmux"]);
         assert!(mime.status().expect("xdg-mime runs (package xdg-utils)").success());
-        opened
     }
 
     /// A browser for this home: xdg-open hands http(s) pages to `$BROWSER`. Returns the value
@@ -453,11 +468,17 @@ impl Home {
 
     /// Starts `cmux-tray daemon` with this token, its log in the home's folder.
     pub fn daemon(&self, token: &str) -> Daemon {
+        self.daemon_with(token, &[])
+    }
+
+    /// `daemon`, with more environment.
+    pub fn daemon_with(&self, token: &str, env: &[(&str, &str)]) -> Daemon {
         let log_path = self.dir.path().join("daemon.log");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).unwrap();
         let child = self
             .command(&["daemon"])
             .env("CMUX_TRAY_TOKEN", token)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)

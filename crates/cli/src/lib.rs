@@ -104,7 +104,7 @@ enum Command {
     Wrap {
         /// Seconds a command must run before its end is worth a notice (default 10, or
         /// [notify] wrap_threshold).
-        #[arg(long)]
+        #[arg(long, value_parser = threshold_seconds)]
         threshold: Option<f64>,
         /// The command and its arguments, after `--`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
@@ -346,6 +346,15 @@ async fn hook_main(paths: &Paths, agent: Agent, payload: Option<String>) {
     }
 }
 
+/// `--threshold`: seconds from 0 to a day.
+fn threshold_seconds(text: &str) -> Result<f64, String> {
+    let max = cmux_tray_engine::local::client::MAX_SECONDS;
+    match text.trim().parse::<f64>() {
+        Ok(s) if (0.0..=max).contains(&s) => Ok(s),
+        _ => Err(format!("expected seconds from 0 to {max} (a day), not {text:?}")),
+    }
+}
+
 fn wrap_main(cli: Cli) -> ExitCode {
     let Command::Wrap { threshold, command } = cli.command else { unreachable!() };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -457,28 +466,32 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
+    // Text from the cloud or an agent never reaches the terminal as escape sequences (a row
+    // stored by an older version was not cleaned when it was made).
+    let t = |s: &str| cmux_tray_engine::notice::text::clean(s, false);
     println!("engine: {}", if running { "running" } else { "not running" });
     if let Some(kept) = &status.sign_in_kept_in {
-        println!("sign-in kept in: {kept}");
+        println!("sign-in kept in: {}", t(kept));
     }
     for p in &status.problems {
-        println!("problem: {p}");
+        println!("problem: {}", t(p));
     }
     if let Some(p) = &status.paused {
         println!("banners paused: {p}");
     }
     match &status.account {
-        Some(a) => println!("account: {}{}", a.email, a.problem.as_deref().map(|p| format!(" — {p}")).unwrap_or_default()),
+        Some(a) => println!("account: {}{}", t(&a.email), a.problem.as_deref().map(|p| format!(" — {}", t(p))).unwrap_or_default()),
         None => println!("account: not signed in"),
     }
     let active: Vec<_> = status.follows.iter().filter(|f| f.ended_at.is_none()).collect();
     println!("following: {}", active.len());
     for f in active {
-        println!("  {} {}", f.kind.as_str(), f.id);
+        println!("  {} {}{}", f.kind.as_str(), t(&f.id), f.title.as_deref().map(|n| format!(" — {}", t(n))).unwrap_or_default());
     }
     println!("last notices:");
     for n in &status.notices {
-        println!("  [{}] {} — {}", n.delivery.as_deref().unwrap_or(&n.state), n.title, n.body);
+        let why = n.failure.as_deref().map(|f| format!(": {}", t(f))).unwrap_or_default();
+        println!("  [{}{why}] {} — {}", n.delivery.as_deref().unwrap_or(&n.state), t(&n.title), t(&n.body));
     }
     Ok(())
 }

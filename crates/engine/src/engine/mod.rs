@@ -850,7 +850,11 @@ impl Engine {
                     DesktopEvent::Clicked(click) => click,
                 };
                 match this.inner.outbox.notice_by_banner(click.banner_id) {
-                    Ok(Some(notice)) => this.reveal(notice).await,
+                    // Each click on its own task: a stuck opener never holds the next click.
+                    Ok(Some(notice)) => {
+                        let revealing = this.clone();
+                        this.inner.tracker.spawn(async move { revealing.reveal(notice).await });
+                    }
                     Ok(None) => tracing::debug!(banner = click.banner_id, "a click on a banner that is not ours"),
                     Err(e) => tracing::warn!("reading the clicked notice: {e}"),
                 }

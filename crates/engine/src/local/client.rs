@@ -36,8 +36,19 @@ pub struct NotifyConfig {
     pub idle_reminders: Option<bool>,
 }
 
+/// The longest `timeout` or `wrap_threshold` taken: a day. More is surely a slip of the keyboard
+/// (and past `Duration`'s range a panic).
+pub const MAX_SECONDS: f64 = 86_400.0;
+
 fn seconds(key: &str, value: &toml::Value) -> Result<f64, String> {
-    value.as_float().or_else(|| value.as_integer().map(|i| i as f64)).ok_or(format!("notify.{key} = {value}: expected seconds (a number)"))
+    let secs = value
+        .as_float()
+        .or_else(|| value.as_integer().map(|i| i as f64))
+        .ok_or(format!("notify.{key} = {value}: expected seconds (a number)"))?;
+    if !secs.is_finite() || secs > MAX_SECONDS {
+        return Err(format!("notify.{key} = {value}: expected at most {MAX_SECONDS} seconds (a day)"));
+    }
+    Ok(secs)
 }
 
 impl NotifyConfig {
@@ -132,7 +143,7 @@ pub fn resolve(env: &BTreeMap<String, String>, config: &NotifyConfig, own_socket
         socket: env_socket.or(config_socket).or(own),
         surface_id: first_meaningful(env, &["CMUX_SURFACE_ID", "CMUX_PANEL_ID"]).or_else(|| keep(&config.surface_id)),
         workspace_id: first_meaningful(env, &["CMUX_WORKSPACE_ID", "CMUX_TAB_ID"]).or_else(|| keep(&config.workspace_id)),
-        timeout: config.timeout.filter(|t| *t > 0.0 && t.is_finite()).map(Duration::from_secs_f64).unwrap_or(DEFAULT_TIMEOUT),
+        timeout: config.timeout.and_then(|t| Duration::try_from_secs_f64(t).ok()).filter(|t| !t.is_zero()).unwrap_or(DEFAULT_TIMEOUT),
     }
 }
 
