@@ -84,3 +84,52 @@ fn a_pasted_token_signs_in_and_is_never_written() {
     let grep = std::process::Command::new("grep").args(["-rl", &user.access_token]).arg(home.dir.path()).output().unwrap();
     assert!(grep.stdout.is_empty(), "found in {}", String::from_utf8_lossy(&grep.stdout));
 }
+
+#[test]
+fn a_keyring_that_answers_late_still_restores_the_sign_in_and_a_follow_asked_meanwhile_waits_for_it() {
+    let mut desktop = DesktopSession::start_with_keyring();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut daemon = home.daemon("");
+    login(&home, &cloud, &user.user_id);
+    assert!(daemon.terminate().success());
+    // The next login: the Secret Service is not there yet when the daemon starts.
+    desktop.stop_keyring();
+    let _daemon = home.daemon("");
+    let run = cloud.sim().create_run(&user.user_id, "Asked right after start");
+    let follow = home.command(&["follow", "run", &run]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // It answers six seconds later (past the 5 s probe).
+    std::thread::sleep(Duration::from_secs(6));
+    desktop.start_keyring();
+    let out = follow.wait_with_output().unwrap();
+    assert!(out.status.success(), "the follow waited for the sign-in: {}", String::from_utf8_lossy(&out.stderr));
+    let status = home.status();
+    assert_eq!(status["signInKeptIn"], "the system keyring", "{status}");
+    assert!(status["account"]["problem"].is_null(), "{status}");
+    cloud.sim().update_run(&run, cmux_cloud_sim::RunChange::status("succeeded"));
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+}
+
+#[test]
+fn a_saved_sign_in_that_cannot_be_found_reads_sign_in_again_never_signed_in() {
+    let desktop = DesktopSession::start_with_keyring();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut daemon = home.daemon("");
+    login(&home, &cloud, &user.user_id);
+    assert!(daemon.terminate().success());
+    // The keyring lost it (another tool cleared it).
+    let cleared = std::process::Command::new("secret-tool")
+        .args(["clear", "service", "cmux-tray", "username", &user.user_id])
+        .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+        .status()
+        .unwrap();
+    assert!(cleared.success());
+    let _daemon = home.daemon("");
+    wait_until("sign in again", LIMIT, || home.status()["account"]["problem"].as_str().is_some_and(|p| p.contains("sign in again")));
+    let out = home.run(&["follow", "run", &cloud.sim().create_run(&user.user_id, "x")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("not signed in"), "{err}");
+}

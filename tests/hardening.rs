@@ -232,3 +232,15 @@ fn a_huge_timeout_or_threshold_is_refused_with_a_clear_error_not_a_panic() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(!err.contains("panicked") && err.contains("expected seconds from 0 to 86400"), "{err}");
 }
+
+#[test]
+fn a_request_that_needs_an_account_says_not_signed_in_with_its_own_code() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("");
+    let replies = send(&home, &[&v2("cloud.follow", json!({"kind": "run", "id": "run_0123456789abcdef0123"}))]);
+    let reply: Value = serde_json::from_str(&replies[0]).unwrap();
+    assert_eq!(reply["error"]["code"], "not_signed_in", "{reply}");
+    assert!(reply["error"]["message"].as_str().unwrap().contains("not signed in"), "{reply}");
+}

@@ -75,7 +75,30 @@ impl DesktopSession {
         session
     }
 
-    fn start_keyring(&mut self) {
+    /// Stops the Secret Service (gnome-keyring-daemon) on this bus, as at a logout or before it
+    /// started at login.
+    pub fn stop_keyring(&self) {
+        let out = Command::new("dbus-send")
+            .args([
+                "--session",
+                "--print-reply",
+                "--dest=org.freedesktop.DBus",
+                "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID",
+                "string:org.freedesktop.secrets",
+            ])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .output()
+            .unwrap();
+        let reply = String::from_utf8_lossy(&out.stdout);
+        let pid = reply.split_whitespace().last().and_then(|p| p.parse::<u32>().ok()).expect("the keyring's pid");
+        signal(pid, "TERM");
+        wait_until("the Secret Service gone", Duration::from_secs(10), || !self.name_has_owner("org.freedesktop.secrets"));
+    }
+
+    /// Starts the Secret Service on this bus (again): gnome-keyring-daemon, its `login` keyring
+    /// in this session's own folder, unlocked.
+    pub fn start_keyring(&mut self) {
         let session = &*self;
         let home = session.dir.path().join("keyring-home");
         std::fs::create_dir_all(home.join("data")).unwrap();
@@ -279,8 +302,13 @@ impl DesktopSession {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("bus");
         let address = format!("unix:path={}", socket.display());
+        // A session bus that starts nothing by activation: what a test has on its bus is what it
+        // started (a machine's service files would start a keyring or dunst behind its back).
+        let config = dir.path().join("bus.conf");
+        std::fs::write(&config, BUS_CONFIG).unwrap();
         let bus = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--nopidfile", &format!("--address={address}")])
+            .args(["--nofork", "--nopidfile", &format!("--address={address}")])
+            .arg(format!("--config-file={}", config.display()))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -340,6 +368,21 @@ impl Drop for DesktopSession {
         let _ = self.bus.wait();
     }
 }
+
+/// The tests' session bus: the session bus's rules, and no service directories.
+const BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"#;
 
 /// A sandboxed home: its own XDG directories, the cloud pointed at a simulator.
 pub struct Home {

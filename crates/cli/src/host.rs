@@ -45,14 +45,21 @@ impl Host {
         }
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
         opts.config_file = Some(paths.config_file.clone());
-        opts.secrets = Some(choose_secret_store(paths).await);
         let engine = Engine::start(opts).await?;
         let stop = StopToken::new();
+        // Said before the socket answers, so a request right after start waits for the account.
+        let (restoring, engine_for_sign_in) = (engine.restoring_sign_in(), engine.clone());
         let listener = local::bind(&paths.socket()).await?;
         let options = local::ServerOptions { password: settings.socket_password.clone() };
         let server = tokio::spawn(local::serve(listener, engine.clone(), options, stop.clone(), Default::default()));
         tracing::info!(api = %settings.api_url, socket = %paths.socket().display(), "engine running");
-        let sign_in = tokio::spawn(sign_in_at_start(engine.clone(), settings));
+        let paths_for_sign_in = paths.clone();
+        let sign_in = tokio::spawn(async move {
+            let _restoring = restoring;
+            let store = choose_secret_store(&paths_for_sign_in, &engine_for_sign_in).await;
+            engine_for_sign_in.set_secret_store(store);
+            sign_in_at_start(engine_for_sign_in, settings).await
+        });
         Ok(Host { engine, paths: paths.clone(), stop, server, sign_in, _lock: lock })
     }
 
@@ -68,22 +75,56 @@ impl Host {
     }
 }
 
-/// How long the keyring may take to answer its probe. A bus that can only start a locked keyring
-/// by activation (no prompt can show) would otherwise hold the start-up for D-Bus's 25 s.
+/// How long the keyring may take to answer before the start-up says it is still asking.
 const KEYRING_PROBE: Duration = Duration::from_secs(5);
+/// How long the keyring is asked, when the remembered account's sign-in can only be there: right
+/// after login a Secret Service often answers late, and deciding early reads as signed out.
+const KEYRING_PATIENCE: Duration = Duration::from_secs(60);
+/// Between two probes that were answered "no keyring here" (none on the bus yet).
+const KEYRING_ASK_AGAIN: Duration = Duration::from_secs(2);
 
-/// The keyring when it answers in time, else the visible file fallback.
-async fn choose_secret_store(paths: &Paths) -> SecretStore {
-    let data_dir = paths.data_dir.clone();
-    // Blocking D-Bus calls: off the async workers.
-    let probe = tokio::task::spawn_blocking(move || SecretStore::choose(&data_dir));
-    match tokio::time::timeout(KEYRING_PROBE, probe).await {
-        Ok(Ok(store)) => store,
-        _ => {
-            let path = paths.data_dir.join("secrets.json");
-            let why = format!("the keyring did not answer within {} s", KEYRING_PROBE.as_secs());
-            tracing::warn!("{why}: the refresh token is kept in {}, readable by you alone", path.display());
-            SecretStore::File { path, why }
+/// The keyring when it answers; else the visible file fallback. When the account remembered here
+/// has no sign-in in the file, the keyring is asked for up to `KEYRING_PATIENCE` first (a slow or
+/// late Secret Service at login), since the file could only say "signed out".
+async fn choose_secret_store(paths: &Paths, engine: &Engine) -> SecretStore {
+    let data_dir = &paths.data_dir;
+    let remembered = engine.outbox().account().ok().flatten().map(|a| a.user_id);
+    let patient = remembered.is_some_and(|a| !SecretStore::file_holds(data_dir, &a));
+    let start = tokio::time::Instant::now();
+    let deadline = start + if patient { KEYRING_PATIENCE } else { KEYRING_PROBE };
+    let mut said = false;
+    loop {
+        // Blocking D-Bus calls: off the async workers. A probe that hangs is waited for, not
+        // started again beside itself.
+        let mut probe = tokio::task::spawn_blocking(cmux_tray_engine::secrets::probe_keyring);
+        let answer = loop {
+            let until = deadline.min(tokio::time::Instant::now() + KEYRING_PROBE);
+            match tokio::time::timeout_at(until, &mut probe).await {
+                Ok(answer) => break Some(answer.map_err(|e| e.to_string()).and_then(|a| a)),
+                Err(_) if tokio::time::Instant::now() >= deadline => break None,
+                Err(_) if !said => {
+                    said = true;
+                    tracing::warn!("the keyring has not answered within {} s; still asking before deciding", KEYRING_PROBE.as_secs());
+                }
+                Err(_) => {}
+            }
+        };
+        match answer {
+            Some(Ok(())) => return SecretStore::Keyring,
+            None => {
+                let waited = start.elapsed().as_secs();
+                return SecretStore::file(data_dir, format!("the keyring did not answer within {waited} s"));
+            }
+            Some(Err(why)) if !patient || tokio::time::Instant::now() + KEYRING_ASK_AGAIN >= deadline => {
+                return SecretStore::file(data_dir, why);
+            }
+            Some(Err(why)) => {
+                if !said {
+                    said = true;
+                    tracing::warn!("no keyring answered yet ({why}); asking again for up to {} s", KEYRING_PATIENCE.as_secs());
+                }
+                tokio::time::sleep(KEYRING_ASK_AGAIN).await;
+            }
         }
     }
 }

@@ -31,16 +31,16 @@ pub enum SecretStore {
 }
 
 impl SecretStore {
-    /// The keyring when one answers (a probe entry is written and removed), else the file.
-    pub fn choose(data_dir: &Path) -> SecretStore {
-        let file = data_dir.join("secrets.json");
-        match probe_keyring() {
-            Ok(()) => SecretStore::Keyring,
-            Err(why) => {
-                tracing::warn!("no keyring is reachable ({why}): the refresh token is kept in {}, readable by you alone", file.display());
-                SecretStore::File { path: file, why }
-            }
-        }
+    /// The file fallback in `data_dir`, and why the keyring is not used.
+    pub fn file(data_dir: &Path, why: String) -> SecretStore {
+        let path = data_dir.join("secrets.json");
+        tracing::warn!("no keyring is reachable ({why}): the refresh token is kept in {}, readable by you alone", path.display());
+        SecretStore::File { path, why }
+    }
+
+    /// Whether the file fallback holds a sign-in for `account` (it was the store last time).
+    pub fn file_holds(data_dir: &Path, account: &str) -> bool {
+        read_file(&data_dir.join("secrets.json")).is_ok_and(|all| all.contains_key(account))
     }
 
     /// What to tell the person about where their sign-in is kept.
@@ -102,7 +102,8 @@ impl SecretStore {
     }
 }
 
-fn probe_keyring() -> Result<(), String> {
+/// Whether the keyring answers: a probe entry is written and removed. Blocking (D-Bus).
+pub fn probe_keyring() -> Result<(), String> {
     let entry = keyring::Entry::new(SERVICE, "cmux-tray probe").map_err(|e| e.to_string())?;
     entry.set_password("probe").map_err(|e| e.to_string())?;
     entry.delete_credential().map_err(|e| e.to_string())

@@ -80,7 +80,15 @@ impl Engine {
     /// refresh token. `None` when there is nothing to resume.
     pub async fn resume_saved_account(&self) -> Result<Option<Me>, EngineError> {
         let Some(account) = self.inner.outbox.account()? else { return Ok(None) };
-        let Some(refresh) = self.load_secret(&account.user_id).await else { return Ok(None) };
+        let Some(refresh) = self.load_secret(&account.user_id).await else {
+            // Never "signed in" without a usable token: the account needs a sign-in, visibly.
+            let kept = self.secret_store().map(|s| s.describe()).unwrap_or_else(|| "nowhere".into());
+            let problem = format!("The saved sign-in was not found in {kept}: sign in again.");
+            tracing::warn!(account = %account.email, "{problem}");
+            self.inner.outbox.set_account_problem(Some(&problem))?;
+            self.changed();
+            return Ok(None);
+        };
         let team = account.team.as_deref().and_then(|t| TeamId::parse(t).ok());
         let mut pause = Duration::from_secs(2);
         loop {
@@ -163,7 +171,7 @@ impl Engine {
     }
 
     async fn save_secret(&self, account: &str, secret: SecretString) {
-        let Some(store) = self.inner.secrets.clone() else { return };
+        let Some(store) = self.secret_store_ready().await else { return };
         let account = account.to_string();
         let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
         if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
@@ -172,7 +180,7 @@ impl Engine {
     }
 
     async fn load_secret(&self, account: &str) -> Option<SecretString> {
-        let store = self.inner.secrets.clone()?;
+        let store = self.secret_store()?;
         let account = account.to_string();
         match tokio::task::spawn_blocking(move || store.load(&account)).await {
             Ok(Ok(s)) => s,
@@ -185,7 +193,7 @@ impl Engine {
     }
 
     pub(super) async fn forget_secret(&self, account: &str) {
-        let Some(store) = self.inner.secrets.clone() else { return };
+        let Some(store) = self.secret_store() else { return };
         let account = account.to_string();
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
             self.note_problem(format!("the saved sign-in could not be removed: {e}"));

@@ -28,6 +28,11 @@ pub const CARD_KEEP_MS: i64 = 7 * DAY_MS;
 const PROBLEM_SHOWN_MS: i64 = 3_600_000;
 /// How often old cards are swept (once an hour is plenty for a 7-day rule).
 const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// How long a request that needs the account waits for the saved sign-in to be restored at start
+/// (a keyring just after login can take seconds).
+pub const SIGN_IN_RESTORE_WAIT: Duration = Duration::from_secs(20);
+/// How long a sign-in waits for the host to choose where to keep it (the keyring asked at start).
+const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
 
 mod account;
 mod deliver;
@@ -138,6 +143,16 @@ fn team_key(account: &str) -> String {
     format!("team.{account}")
 }
 
+/// Held while the sign-in at start is under way; dropped (done, failed or given up), requests
+/// waiting for the account go on.
+pub struct RestoringSignIn(tokio::sync::watch::Sender<bool>);
+
+impl Drop for RestoringSignIn {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
+
 /// The running engine. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -161,7 +176,8 @@ struct Inner {
     delivery: settings::DeliveryCell,
     /// The last sound per source (the cooldown).
     last_sound: Mutex<std::collections::HashMap<Source, i64>>,
-    secrets: Option<crate::secrets::SecretStore>,
+    /// Where the refresh token is kept; chosen by the host once the keyring answered (or not).
+    secrets: tokio::sync::watch::Sender<Option<crate::secrets::SecretStore>>,
     renewal: Mutex<Option<Arc<account::Renewal>>>,
     pending_device: Mutex<Option<crate::cloud::auth::DeviceStart>>,
     /// Who the signed-in account is and its teams, as `/v1/me` last said.
@@ -169,6 +185,8 @@ struct Inner {
     /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
     offline: Mutex<Option<String>>,
     deliver: Arc<Notify>,
+    /// True while the sign-in at start (the saved one, or a given token) is under way.
+    restoring: tokio::sync::watch::Sender<bool>,
     /// When this engine first saw each untold notice (the settle wait, on the monotonic clock).
     first_seen: Mutex<std::collections::HashMap<String, tokio::time::Instant>>,
     /// How often the server refused each untold notice's banner.
@@ -213,12 +231,13 @@ impl Engine {
                 viewing: Mutex::new(Default::default()),
                 delivery: settings::DeliveryCell::new(opts.config_file.clone()),
                 last_sound: Mutex::new(Default::default()),
-                secrets: opts.secrets,
+                secrets: tokio::sync::watch::Sender::new(opts.secrets),
                 renewal: Mutex::new(None),
                 pending_device: Mutex::new(None),
                 me: Mutex::new(None),
                 offline: Mutex::new(None),
                 deliver,
+                restoring: tokio::sync::watch::Sender::new(false),
                 first_seen: Mutex::new(Default::default()),
                 tries: Mutex::new(Default::default()),
                 unrecorded: Mutex::new(Default::default()),
@@ -253,6 +272,43 @@ impl Engine {
 
     fn signed_in(&self) -> Result<Arc<Session>, EngineError> {
         self.session().ok_or(EngineError::SignedOut)
+    }
+
+    /// Where the refresh token is kept from now on (the host chooses it once the keyring answered).
+    pub fn set_secret_store(&self, store: crate::secrets::SecretStore) {
+        self.inner.secrets.send_replace(Some(store));
+        self.changed();
+    }
+
+    fn secret_store(&self) -> Option<crate::secrets::SecretStore> {
+        self.inner.secrets.borrow().clone()
+    }
+
+    /// The store, waiting for the host's choice while the sign-in at start is under way (a sign-in
+    /// made meanwhile is kept in the store chosen, not lost).
+    async fn secret_store_ready(&self) -> Option<crate::secrets::SecretStore> {
+        if self.secret_store().is_none() && *self.inner.restoring.borrow() {
+            let mut chosen = self.inner.secrets.subscribe();
+            let _ = tokio::time::timeout(SECRET_STORE_WAIT, chosen.wait_for(Option::is_some)).await;
+        }
+        self.secret_store()
+    }
+
+    /// Says that the sign-in at start is under way until the returned guard is dropped: requests
+    /// that need the account wait for it (see [`Self::account_ready`]).
+    pub fn restoring_sign_in(&self) -> RestoringSignIn {
+        self.inner.restoring.send_replace(true);
+        RestoringSignIn(self.inner.restoring.clone())
+    }
+
+    /// Waits (at most `within`) while the sign-in at start is under way, so a request made just
+    /// after start is not refused as "not signed in" while the keyring is still answering.
+    pub async fn account_ready(&self, within: Duration) {
+        if self.session().is_some() {
+            return;
+        }
+        let mut restoring = self.inner.restoring.subscribe();
+        let _ = tokio::time::timeout(within, restoring.wait_for(|r| !r)).await;
     }
 
     /// The cloud API's origin in use.
@@ -624,8 +680,9 @@ impl Engine {
         }
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.outbox, problems)?;
-        status.sign_in_kept_in = self.inner.secrets.as_ref().map(|s| s.describe());
-        status.sign_in_note = self.inner.secrets.as_ref().and_then(|s| s.fallback_note());
+        let secrets = self.secret_store();
+        status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());
+        status.sign_in_note = secrets.as_ref().and_then(|s| s.fallback_note());
         let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).clone();
         status.teams =
             me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();

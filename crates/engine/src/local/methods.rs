@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::protocol::{self, Request};
 use crate::cloud::{HandoffId, RunId};
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError, SIGN_IN_RESTORE_WAIT};
 use crate::notice::local::LocalPost;
 use crate::outbox::StoredNotice;
 
@@ -198,16 +198,24 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
         }
         "cloud.follow" => {
             let id = text(params, "id", "")?;
-            match text(params, "kind", "")?.as_str() {
-                "run" => engine.follow_run(&RunId::parse(&id).map_err(invalid)?).map_err(internal)?,
-                "handoff" => engine.follow_handoff(&HandoffId::parse(&id).map_err(invalid)?).map_err(internal)?,
+            let kind = text(params, "kind", "")?;
+            let (run, handoff) = match kind.as_str() {
+                "run" => (Some(RunId::parse(&id).map_err(invalid)?), None),
+                "handoff" => (None, Some(HandoffId::parse(&id).map_err(invalid)?)),
                 other => return Err(("invalid_params", format!("kind {other:?}: expected \"run\" or \"handoff\""))),
+            };
+            engine.account_ready(SIGN_IN_RESTORE_WAIT).await;
+            match (run, handoff) {
+                (Some(run), _) => engine.follow_run(&run).map_err(engine_error)?,
+                (_, Some(handoff)) => engine.follow_handoff(&handoff).map_err(engine_error)?,
+                _ => unreachable!("one of the two was parsed"),
             }
             Ok(json!({"following": true}))
         }
         "cloud.cancel" => {
             let id = RunId::parse(&text(params, "id", "")?).map_err(invalid)?;
-            engine.cancel_run(&id).await.map_err(internal)?;
+            engine.account_ready(SIGN_IN_RESTORE_WAIT).await;
+            engine.cancel_run(&id).await.map_err(engine_error)?;
             Ok(json!({"cancelled": true}))
         }
         "delivery.pause" => {
@@ -304,6 +312,14 @@ fn list_item(n: &StoredNotice) -> Value {
 
 fn invalid(e: impl std::fmt::Display) -> (&'static str, String) {
     ("invalid_params", e.to_string())
+}
+
+/// An engine error's code: "not signed in" has its own, the rest are internal.
+fn engine_error(e: EngineError) -> (&'static str, String) {
+    match e {
+        EngineError::SignedOut => ("not_signed_in", e.to_string()),
+        e => internal(e),
+    }
 }
 
 fn internal(e: impl std::fmt::Display) -> (&'static str, String) {
