@@ -82,3 +82,54 @@ async fn a_wall_clock_set_back_an_hour_holds_no_banner() {
     w.relaunch().await;
     eventually("the banner", SECS(5), || w.banners().len() == 1).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_history_forgets_what_is_older_than_its_days_but_never_what_is_untold() {
+    let w = World::new().await;
+    let old = post(&w, "A month ago");
+    eventually("told", SECS(5), || w.banners().len() == 1).await;
+    w.desktop.set_failing(true);
+    let untold = post(&w, "Never told");
+    // docs/notices.md: the history keeps 30 days by default.
+    pass(SECS(31 * 86_400)).await;
+    w.engine.sweep().await.unwrap();
+    assert!(w.engine.outbox().notice(&old).unwrap().is_none(), "a told notice past its days is forgotten");
+    assert!(w.engine.outbox().notice(&untold).unwrap().is_some(), "what is untold is kept, however old");
+    // The days are a setting.
+    w.desktop.set_failing(false);
+    eventually("told at last", SECS(30), || w.engine.outbox().notice(&untold).unwrap().is_some_and(|n| n.state == "told")).await;
+    w.configure("[delivery]\nhistory_days = 400\n");
+    pass(SECS(40 * 86_400)).await;
+    w.engine.sweep().await.unwrap();
+    assert!(w.engine.outbox().notice(&untold).unwrap().is_some(), "kept past 30 days when asked for 400");
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_the_follow_cap_a_follow_is_refused_and_said_never_dropped() {
+    let sim = cmux_cloud_sim::start().await.unwrap();
+    let user = sim.sim.add_user("ada@example.com");
+    let dir = tempfile::tempdir().unwrap();
+    let desktop = std::sync::Arc::new(cmux_tray_engine::desktop::Recording::new());
+    let mut opts = cmux_tray_engine::EngineOptions::new(&sim.origin(), &sim.origin(), dir.path().join("state.sqlite3"), desktop);
+    opts.clock = Clock::following_tokio(1_780_000_000_000);
+    opts.limits.max_follows = 2;
+    let engine = cmux_tray_engine::Engine::start(opts).await.unwrap();
+    let run = |task: &str| cmux_tray_engine::cloud::RunId::parse(&sim.sim.create_run(&user.user_id, task)).unwrap();
+    let (a, b, c) = (run("a"), run("b"), run("c"));
+    // At sign-in the active Runs are adopted: two fit, the third is refused and said.
+    engine.sign_in_with_token(secrecy::SecretString::from(user.access_token.clone()), None).await.unwrap();
+    let refused = |engine: &cmux_tray_engine::Engine, id: &str| {
+        engine.status().unwrap().problems.iter().any(|p| p.contains(id) && p.contains("was not followed"))
+    };
+    let refused_one = || [&a, &b, &c].into_iter().find(|id| refused(&engine, id.as_str())).cloned();
+    eventually("two adopted, one refused", SECS(30), || engine.live_follows() == 2 && refused_one().is_some()).await;
+    let left_out = refused_one().unwrap();
+    let followed: Vec<_> = [&a, &b, &c].into_iter().filter(|id| **id != left_out).cloned().collect();
+    engine.follow_run(&followed[0]).expect("one already followed always fits");
+    let err = engine.follow_run(&left_out).unwrap_err().to_string();
+    assert!(err.contains("already following 2 items") && err.contains(left_out.as_str()), "{err}");
+    // One ends: there is room again.
+    sim.sim.update_run(followed[0].as_str(), cmux_cloud_sim::RunChange::status("succeeded"));
+    eventually("its follow ended", SECS(30), || engine.live_follows() == 1).await;
+    engine.follow_run(&left_out).expect("room again");
+}

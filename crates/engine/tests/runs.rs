@@ -224,7 +224,7 @@ async fn forty_runs_in_flight_are_all_followed_and_cards_past_their_week_take_th
     }
     // A week later the cards are dropped and their banners withdrawn.
     pass(SECS(7 * 24 * 3600 + 3600)).await;
-    assert_eq!(w.engine.sweep_cards().await.unwrap(), 0, "the hourly sweep already dropped them");
+    assert_eq!(w.engine.sweep().await.unwrap(), 0, "the hourly sweep already dropped them");
     let mut withdrawn = w.desktop.withdrawn();
     withdrawn.sort();
     let mut posted: Vec<u32> = w.desktop.posted().into_iter().map(|(id, _)| id).collect();

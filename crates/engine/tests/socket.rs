@@ -392,6 +392,52 @@ async fn stopping_removes_our_socket_but_not_one_another_process_put_there_since
 }
 
 #[tokio::test]
+async fn past_256_connections_the_next_is_told_so_and_the_others_go_on() {
+    let s = serve(None).await;
+    let mut held = Vec::new();
+    for _ in 0..256 {
+        let mut c = Client::connect(&s).await;
+        assert_eq!(c.ask("ping").await, "PONG\n");
+        held.push(c);
+    }
+    let mut refused = Client::connect(&s).await;
+    assert_eq!(refused.line().await, "ERROR: Too many connections (limit 256); try again when one has closed\n");
+    assert!(refused.closed().await);
+    assert_eq!(held[0].ask("ping").await, "PONG\n", "the others are unaffected");
+    drop(held.pop());
+    // Closed on the server's side once it read the end: then there is room for one more.
+    let mut next = loop {
+        let mut c = Client::connect(&s).await;
+        c.send("ping\n").await;
+        let line = c.line().await;
+        if line == "PONG\n" {
+            break c;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(next.ask("ping").await, "PONG\n");
+    s.stop.cancel();
+}
+
+#[tokio::test]
+async fn a_list_answers_with_the_newest_notices_up_to_its_limit() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    for i in 0..5 {
+        let made = c.ask_json(json!({"id": i, "method": "notification.create", "params": {"title": format!("n{i}")}})).await;
+        assert_eq!(made["ok"], true);
+    }
+    let list = c.ask_json(json!({"id": 9, "method": "notification.list", "params": {"limit": 2}})).await;
+    let titles: Vec<&str> = list["result"]["notifications"].as_array().unwrap().iter().map(|n| n["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["n3", "n4"], "the newest two, oldest first");
+    let bad = c.ask_json(json!({"id": 10, "method": "notification.list", "params": {"limit": 0}})).await;
+    assert_eq!(bad["error"]["code"], "invalid_params");
+    let marked = c.ask_json(json!({"id": 11, "method": "notification.mark_read", "params": {"id": "NOT-A-NOTICE"}})).await;
+    assert_eq!(marked["error"]["code"], "not_found");
+    s.stop.cancel();
+}
+
+#[tokio::test]
 async fn a_long_body_is_listed_whole_though_its_banner_was_cut() {
     let s = serve(None).await;
     let mut c = Client::connect(&s).await;

@@ -14,20 +14,16 @@ use tokio::sync::{Notify, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::clock::{Clock, DAY_MS};
+use crate::clock::Clock;
 use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, Team, TeamId};
 use crate::desktop::{Desktop, DesktopEvent};
-use crate::follow::{Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
+use crate::follow::{FollowError, Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
 use crate::notice::local::LocalPost;
 use crate::notice::{self, Notice, Source};
 use crate::outbox::{AccountRow, FollowKind, FollowRow, Outbox, OutboxError, StoredNotice};
 
-/// An ended Run's card is kept this long; its banner is withdrawn with it.
-pub const CARD_KEEP_MS: i64 = 7 * DAY_MS;
 /// How long a problem stays in the status after it was last seen.
 const PROBLEM_SHOWN_MS: i64 = 3_600_000;
-/// How often old cards are swept (once an hour is plenty for a 7-day rule).
-const SWEEP_EVERY: Duration = Duration::from_secs(3600);
 /// How long a request that needs the account waits for the saved sign-in to be restored at start
 /// (a keyring just after login can take seconds).
 pub const SIGN_IN_RESTORE_WAIT: Duration = Duration::from_secs(20);
@@ -36,6 +32,7 @@ const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
 
 mod account;
 mod deliver;
+mod keep;
 mod settings;
 
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +47,8 @@ pub enum EngineError {
     NoSuchTeam { team: String, available: String },
     #[error("not signed in: sign in first (CMUX_TRAY_TOKEN, or the tray's Sign in…)")]
     SignedOut,
+    #[error("already following {max} items, the most at once: {id} was not followed (it is listed as a problem)")]
+    TooManyFollows { id: String, max: usize },
     #[error("cancelling {id} failed: {source}")]
     Cancel { id: String, source: CloudError },
     #[error("no device sign-in was started")]
@@ -249,7 +248,7 @@ impl Engine {
         engine.load_delivery_settings();
         engine.spawn_deliverer();
         engine.spawn_follower_events(follower_rx);
-        engine.spawn_card_sweeper();
+        engine.spawn_sweeper();
         engine.spawn_desktop_events();
         Ok(engine)
     }
@@ -486,6 +485,21 @@ impl Engine {
         self.changed();
     }
 
+    /// A follow that could not start is a problem the person sees, never a silent drop.
+    fn not_followed(&self, e: FollowError) -> EngineError {
+        match e {
+            FollowError::TooMany { id, max } => {
+                self.note_problem(format!("Following {max} items, the most at once: {id} was not followed"));
+                self.changed();
+                EngineError::TooManyFollows { id, max }
+            }
+            FollowError::Store(e) => {
+                self.note_problem(format!("a follow could not be saved: {e}"));
+                EngineError::Outbox(e)
+            }
+        }
+    }
+
     fn note_problem(&self, problem: String) {
         let now = self.inner.clock.now_ms();
         let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
@@ -501,7 +515,7 @@ impl Engine {
     /// Follows a Run handed over from this machine.
     pub fn follow_run(&self, id: &RunId) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.follower.follow_run(&session, id, true)?;
+        self.inner.follower.follow_run(&session, id, true).map_err(|e| self.not_followed(e))?;
         self.changed();
         Ok(())
     }
@@ -509,7 +523,7 @@ impl Engine {
     /// Follows a hand-off made from this machine: everything from its first version is news.
     pub fn follow_handoff(&self, id: &HandoffId) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.follower.follow_handoff(&session, id, 0, true)?;
+        self.inner.follower.follow_handoff(&session, id, 0, true).map_err(|e| self.not_followed(e))?;
         self.changed();
         Ok(())
     }
@@ -519,7 +533,7 @@ impl Engine {
     pub async fn cancel_run(&self, id: &RunId) -> Result<(), EngineError> {
         let session = self.signed_in()?;
         self.inner.outbox.note_cancel(id.as_str(), self.inner.clock.now_ms())?;
-        self.inner.follower.follow_run(&session, id, true)?;
+        self.inner.follower.follow_run(&session, id, true).map_err(|e| self.not_followed(e))?;
         self.inner.cloud.cancel_run(&session.credentials(), id).await.map_err(|source| EngineError::Cancel { id: id.to_string(), source })
     }
 
@@ -541,21 +555,21 @@ impl Engine {
         Ok(notice)
     }
 
-    pub fn local_notices(&self) -> Result<Vec<StoredNotice>, EngineError> {
-        Ok(self.inner.outbox.local_notices()?)
+    /// The newest `limit` local notices, oldest first.
+    pub fn local_notices(&self, limit: usize) -> Result<Vec<StoredNotice>, EngineError> {
+        Ok(self.inner.outbox.local_notices(limit)?)
     }
 
-    /// Marks local notices read (one, or all) and withdraws their banners.
+    /// Marks local notices read (one, or all) and withdraws their banners. Returns how many.
     pub async fn mark_local_read(&self, cmux_id: Option<&str>) -> Result<usize, EngineError> {
-        let keys: Vec<String> = self
-            .local_notices()?
-            .into_iter()
-            .filter(|n| n.read_at.is_none() && (cmux_id.is_none() || n.cmux_id.as_deref() == cmux_id))
-            .map(|n| n.key)
-            .collect();
-        let marked = self.inner.outbox.mark_local_read(cmux_id, self.inner.clock.now_ms())?;
+        let keys = self.inner.outbox.mark_local_read(cmux_id, self.inner.clock.now_ms())?;
         self.withdraw_banners_of(&keys).await?;
-        Ok(marked)
+        Ok(keys.len())
+    }
+
+    /// Whether a local notice with this cmux id is known.
+    pub fn local_notice_exists(&self, cmux_id: &str) -> Result<bool, EngineError> {
+        Ok(self.inner.outbox.local_notice_exists(cmux_id)?)
     }
 
     /// Forgets every local notice and withdraws their banners.
@@ -747,7 +761,7 @@ impl Engine {
             }
             for h in listing.items.iter().filter(|h| !h.is_closed()) {
                 if let Err(e) = self.adopt_handoff(session, h) {
-                    self.note_problem(format!("following {} failed: {e}", h.id));
+                    self.not_followed(e);
                 }
             }
         }
@@ -757,7 +771,7 @@ impl Engine {
             }
             for run in listing.items.iter().filter(|r| !r.is_terminal()) {
                 if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {
-                    self.note_problem(format!("following {} failed: {e}", run.id));
+                    self.not_followed(e);
                 }
                 let _ = self.inner.outbox.set_follow_title(FollowKind::Run, run.id.as_str(), &notice::run_title(&run.task));
             }
@@ -768,7 +782,8 @@ impl Engine {
 
     /// A hand-off from the list: follow it from the listed version, its current state known but
     /// not news. One already known keeps its own cursor.
-    fn adopt_handoff(&self, session: &Arc<Session>, h: &Handoff) -> Result<(), OutboxError> {
+    fn adopt_handoff(&self, session: &Arc<Session>, h: &Handoff) -> Result<(), FollowError> {
+        self.inner.follower.room_for(FollowKind::Handoff, h.id.as_str())?;
         let outbox = &self.inner.outbox;
         let now = self.inner.clock.now_ms();
         if outbox.add_follow(FollowKind::Handoff, h.id.as_str(), &session.account, h.version, false, now)? {
@@ -799,22 +814,6 @@ impl Engine {
                         this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
                         this.changed();
                     }
-                }
-            }
-        });
-    }
-
-    /// Drops cards past their week, and withdraws their banners with them.
-    fn spawn_card_sweeper(&self) {
-        let this = self.clone();
-        self.inner.tracker.spawn(async move {
-            loop {
-                if let Err(e) = this.sweep_cards().await {
-                    tracing::warn!("sweeping old cards: {e}");
-                }
-                tokio::select! {
-                    _ = this.inner.shutdown.cancelled() => return,
-                    _ = tokio::time::sleep(SWEEP_EVERY) => {}
                 }
             }
         });
@@ -873,18 +872,6 @@ impl Engine {
                 let _ = self.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
             }
         }
-    }
-
-    pub async fn sweep_cards(&self) -> Result<usize, OutboxError> {
-        let outbox = &self.inner.outbox;
-        let old = outbox.cards_ended_before(self.inner.clock.now_ms() - CARD_KEEP_MS)?;
-        for card in &old {
-            if let Some(banner) = outbox.live_banner(&notice::run_item(&card.run_id))? {
-                self.withdraw(banner).await;
-            }
-            outbox.drop_card(&card.run_id)?;
-        }
-        Ok(old.len())
     }
 
     /// Clicks open what their banner told; a notification server's arrival wakes the deliverer,

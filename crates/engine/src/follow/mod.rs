@@ -30,12 +30,23 @@ pub struct Limits {
     pub run_age_ms: i64,
     /// A hand-off is given up when unchanged this long.
     pub handoff_idle_ms: i64,
+    /// At most this many follows at once; past it a follow is refused and said, never dropped.
+    pub max_follows: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { run_age_ms: 6 * HOUR_MS, handoff_idle_ms: 3 * DAY_MS }
+        Limits { run_age_ms: 6 * HOUR_MS, handoff_idle_ms: 3 * DAY_MS, max_follows: 20_000 }
     }
+}
+
+/// Why a follow was not started.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowError {
+    #[error(transparent)]
+    Store(#[from] OutboxError),
+    #[error("already following {max} items, the most at once; {id} was not followed")]
+    TooMany { id: String, max: usize },
 }
 
 /// How a follow ended.
@@ -170,17 +181,29 @@ impl Follower {
 
     /// Follows a Run for the session's account. Saved first; a Run already known (followed, or
     /// ended and told) starts nothing new.
-    pub fn follow_run(&self, session: &Arc<Session>, id: &RunId, made_here: bool) -> Result<(), OutboxError> {
+    pub fn follow_run(&self, session: &Arc<Session>, id: &RunId, made_here: bool) -> Result<(), FollowError> {
+        self.room_for(FollowKind::Run, id.as_str())?;
         let now = self.inner.clock.now_ms();
         self.inner.outbox.add_follow(FollowKind::Run, id.as_str(), &session.account, 0, made_here, now)?;
-        self.resume_one(session, FollowKind::Run, id.as_str())
+        Ok(self.resume_one(session, FollowKind::Run, id.as_str())?)
     }
 
     /// Follows a hand-off from version `after` (its current state at `after` is not news).
-    pub fn follow_handoff(&self, session: &Arc<Session>, id: &HandoffId, after: u64, made_here: bool) -> Result<(), OutboxError> {
+    pub fn follow_handoff(&self, session: &Arc<Session>, id: &HandoffId, after: u64, made_here: bool) -> Result<(), FollowError> {
+        self.room_for(FollowKind::Handoff, id.as_str())?;
         let now = self.inner.clock.now_ms();
         self.inner.outbox.add_follow(FollowKind::Handoff, id.as_str(), &session.account, after, made_here, now)?;
-        self.resume_one(session, FollowKind::Handoff, id.as_str())
+        Ok(self.resume_one(session, FollowKind::Handoff, id.as_str())?)
+    }
+
+    /// Whether one more follow fits (one already running always does).
+    pub fn room_for(&self, kind: FollowKind, id: &str) -> Result<(), FollowError> {
+        let running = self.running();
+        let max = self.inner.limits.max_follows;
+        if running.len() >= max && !running.contains_key(&(kind, id.to_string())) {
+            return Err(FollowError::TooMany { id: id.into(), max });
+        }
+        Ok(())
     }
 
     /// Starts a task for every follow of the session's account still going in the outbox.

@@ -74,7 +74,7 @@ async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> Stri
                 Err(e) => format!("ERROR: {e}"),
             }
         }
-        "list_notifications" => match engine.local_notices() {
+        "list_notifications" => match engine.local_notices(LIST_LIMIT) {
             Ok(list) if list.is_empty() => "No notifications".into(),
             Ok(list) => list
                 .iter()
@@ -102,6 +102,11 @@ async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> Stri
         _ => "ERROR: Unknown command".into(),
     }
 }
+
+/// How many notices a list answers with when not asked for fewer (the newest).
+pub const LIST_LIMIT: usize = 500;
+/// The most a list answers with.
+pub const LIST_LIMIT_MAX: usize = 5000;
 
 type MethodResult = Result<Value, (&'static str, String)>;
 
@@ -161,7 +166,15 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             Ok(json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
         }
         "notification.list" => {
-            let list = engine.local_notices().map_err(internal)?;
+            let limit = match params.get("limit") {
+                None | Some(Value::Null) => LIST_LIMIT,
+                Some(v) => v
+                    .as_u64()
+                    .filter(|n| (1..=LIST_LIMIT_MAX as u64).contains(n))
+                    .ok_or_else(|| ("invalid_params", format!("limit must be a whole number from 1 to {LIST_LIMIT_MAX}, not {v}")))?
+                    as usize,
+            };
+            let list = engine.local_notices(limit).map_err(internal)?;
             let items: Vec<Value> = list.iter().map(list_item).collect();
             Ok(json!({"notifications": items}))
         }
@@ -172,8 +185,10 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
                 return Err(("invalid_params", "give id, or all: true".into()));
             }
             let marked = engine.mark_local_read(if all { None } else { id.as_deref() }).await.map_err(internal)?;
-            if !all && marked == 0 && !engine.local_notices().map_err(internal)?.iter().any(|n| n.cmux_id == id) {
-                return Err(("not_found", format!("no notification {}", id.unwrap_or_default())));
+            if let (false, 0, Some(id)) = (all, marked, id.as_deref())
+                && !engine.local_notice_exists(id).map_err(internal)?
+            {
+                return Err(("not_found", format!("no notification {id}")));
             }
             Ok(json!({"marked_read": marked}))
         }
@@ -318,6 +333,7 @@ fn invalid(e: impl std::fmt::Display) -> (&'static str, String) {
 fn engine_error(e: EngineError) -> (&'static str, String) {
     match e {
         EngineError::SignedOut => ("not_signed_in", e.to_string()),
+        EngineError::TooManyFollows { .. } => ("too_many_follows", e.to_string()),
         e => internal(e),
     }
 }

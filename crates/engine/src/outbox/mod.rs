@@ -395,20 +395,56 @@ impl Outbox {
 
     // ── local notices (cmux's socket) ───────────────────────────────────────────────────────
 
-    /// The local notices, oldest first (`notification.list`, `list_notifications`).
-    pub fn local_notices(&self) -> Result<Vec<StoredNotice>, OutboxError> {
-        self.notices_where("source = 'local' ORDER BY seq", [])
+    /// The newest `limit` local notices, oldest first (`notification.list`, `list_notifications`).
+    pub fn local_notices(&self, limit: usize) -> Result<Vec<StoredNotice>, OutboxError> {
+        let mut newest = self.notices_where("source = 'local' ORDER BY seq DESC LIMIT ?1", [limit as i64])?;
+        newest.reverse();
+        Ok(newest)
     }
 
-    /// Marks local notices read: one by its cmux id, or all. Returns how many changed.
-    pub fn mark_local_read(&self, cmux_id: Option<&str>, now: i64) -> Result<usize, OutboxError> {
-        let conn = self.lock();
-        match cmux_id {
-            Some(id) => conn
-                .execute("UPDATE notices SET read_at = ?2 WHERE source = 'local' AND cmux_id = ?1 AND read_at IS NULL", params![id, now]),
-            None => conn.execute("UPDATE notices SET read_at = ?1 WHERE source = 'local' AND read_at IS NULL", [now]),
+    /// Whether a local notice with this cmux id is known.
+    pub fn local_notice_exists(&self, cmux_id: &str) -> Result<bool, OutboxError> {
+        self.lock()
+            .query_row("SELECT 1 FROM notices WHERE source = 'local' AND cmux_id = ?1", [cmux_id], |_| Ok(()))
+            .optional()
+            .map(|r| r.is_some())
+            .map_err(|e| self.err(e))
+    }
+
+    /// Marks unread local notices read: one by its cmux id, or all. Returns the keys it marked,
+    /// in one select and one update (as `mark_all_read`), not a read of every notice.
+    pub fn mark_local_read(&self, cmux_id: Option<&str>, now: i64) -> Result<Vec<String>, OutboxError> {
+        let clause = "source = 'local' AND read_at IS NULL AND (?1 IS NULL OR cmux_id = ?1)";
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        let keys: Vec<String> = {
+            let mut stmt = tx.prepare(&format!("SELECT key FROM notices WHERE {clause}")).map_err(|e| self.err(e))?;
+            let rows = stmt.query_map([cmux_id], |r| r.get(0)).map_err(|e| self.err(e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| self.err(e))?
+        };
+        tx.execute(&format!("UPDATE notices SET read_at = ?2 WHERE {clause}"), params![cmux_id, now]).map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(keys)
+    }
+
+    /// Forgets what is older than `before` (ms): decided notices (what is untold is kept, and so
+    /// is what an item still followed said), ended follows, terminals' session reports and the
+    /// notes of our own cancels. Returns how many rows went.
+    pub fn forget_before(&self, before: i64) -> Result<usize, OutboxError> {
+        let mut conn = self.lock();
+        let tx = conn.transaction().map_err(|e| self.err(e))?;
+        let mut gone = 0;
+        for sql in [
+            "DELETE FROM notices WHERE created_at < ?1 AND state != 'untold'
+               AND item NOT IN (SELECT kind || ':' || id FROM follows WHERE ended_at IS NULL)",
+            "DELETE FROM follows WHERE ended_at IS NOT NULL AND ended_at < ?1",
+            "DELETE FROM sessions WHERE attached_at < ?1",
+            "DELETE FROM cancel_notes WHERE noted_at < ?1",
+        ] {
+            gone += tx.execute(sql, [before]).map_err(|e| self.err(e))?;
         }
-        .map_err(|e| self.err(e))
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(gone)
     }
 
     /// Forgets every local notice (`notification.clear`). Returns the banner ids that were live.

@@ -44,6 +44,8 @@ pub struct DeliverySettings {
     /// An urgency hint for `needs-you`.
     pub attention: bool,
     pub quiet: QuietHours,
+    /// The history keeps a notice this many days (what is still untold is always kept).
+    pub history_days: u32,
 }
 
 impl Default for DeliverySettings {
@@ -60,6 +62,7 @@ impl Default for DeliverySettings {
             coalesce_window: Duration::from_secs(10),
             attention: true,
             quiet: QuietHours { enabled: false, schedule: Schedule::default(), needs_you_breaks_through: false, time_zone: None },
+            history_days: 30,
         }
     }
 }
@@ -92,6 +95,7 @@ pub enum Kind {
     Count,
     Windows,
     TimeZone,
+    Days,
 }
 
 /// Every key of `[delivery]`, dotted, with its kind.
@@ -112,6 +116,7 @@ pub const KEYS: &[(&str, Kind)] = &[
     ("delivery.quiet_hours.windows", Kind::Windows),
     ("delivery.quiet_hours.needs_you_breaks_through", Kind::Bool),
     ("delivery.quiet_hours.time_zone", Kind::TimeZone),
+    ("delivery.history_days", Kind::Days),
 ];
 
 pub fn kind_of(key: &str) -> Option<Kind> {
@@ -138,6 +143,13 @@ fn count(key: &str, v: &toml::Value) -> Result<usize, SettingError> {
     match v.as_integer() {
         Some(n) if (1..=1000).contains(&n) => Ok(n as usize),
         _ => Err(err(key, v, "expected a whole number from 1 to 1000")),
+    }
+}
+
+fn days(key: &str, v: &toml::Value) -> Result<u32, SettingError> {
+    match v.as_integer() {
+        Some(n) if (1..=3650).contains(&n) => Ok(n as u32),
+        _ => Err(err(key, v, "expected a whole number of days from 1 to 3650")),
     }
 }
 
@@ -182,6 +194,7 @@ pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<Strin
             "coalesce_count" => s.coalesce_count = count(&k, v)?,
             "coalesce_window" => s.coalesce_window = seconds(&k, v)?,
             "attention" => s.attention = boolean(&k, v)?,
+            "history_days" => s.history_days = days(&k, v)?,
             "runs" | "handoffs" | "local" => {
                 let t = v.as_table().ok_or_else(|| err(&k, v, "expected a table with banner and sound"))?;
                 let mut src = SourceSettings { banner: true, sound: true };
@@ -239,6 +252,7 @@ pub fn get(s: &DeliverySettings, key: &str) -> Option<String> {
         "delivery.quiet_hours.windows" => s.quiet.schedule.windows.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("; "),
         "delivery.quiet_hours.needs_you_breaks_through" => s.quiet.needs_you_breaks_through.to_string(),
         "delivery.quiet_hours.time_zone" => s.quiet.time_zone.clone().unwrap_or_else(|| "system".into()),
+        "delivery.history_days" => s.history_days.to_string(),
         _ => return None,
     })
 }
@@ -256,7 +270,7 @@ pub fn value_for(key: &str, text: &str) -> Result<toml::Value, SettingError> {
             "false" | "off" | "no" | "0" => toml::Value::Boolean(false),
             _ => toml::Value::String(text.into()),
         },
-        Kind::Seconds | Kind::Count => match text.trim().parse::<i64>() {
+        Kind::Seconds | Kind::Count | Kind::Days => match text.trim().parse::<i64>() {
             Ok(n) => toml::Value::Integer(n),
             Err(_) => text.trim().parse::<f64>().map(toml::Value::Float).unwrap_or(toml::Value::String(text.into())),
         },
@@ -272,6 +286,7 @@ pub fn value_for(key: &str, text: &str) -> Result<toml::Value, SettingError> {
         Kind::Count => count(key, &v).map(drop),
         Kind::Windows => windows(key, &v).map(drop),
         Kind::TimeZone => time_zone(key, &v).map(drop),
+        Kind::Days => days(key, &v).map(drop),
     };
     check.map(|()| v)
 }
