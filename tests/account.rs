@@ -133,3 +133,30 @@ fn a_saved_sign_in_that_cannot_be_found_reads_sign_in_again_never_signed_in() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("not signed in"), "{err}");
 }
+
+#[test]
+fn signing_out_right_after_start_deletes_the_saved_sign_in_and_stays_signed_out() {
+    let mut desktop = DesktopSession::start_with_keyring();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut daemon = home.daemon("");
+    login(&home, &cloud, &user.user_id);
+    assert!(daemon.terminate().success());
+    desktop.stop_keyring();
+    let daemon = home.daemon("");
+    // Signed out while the saved sign-in is still being restored (the keyring answers late).
+    let logout = home.command(&["logout"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(6));
+    desktop.start_keyring();
+    let out = logout.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The restore has ended one way or the other …
+    wait_until("the restore ended", LIMIT, || {
+        let log = daemon.log_text();
+        log.contains("nothing to follow") || log.contains("signed in again with the saved sign-in")
+    });
+    // … and the person is signed out, the secret gone.
+    assert!(home.status()["account"].is_null(), "{}", home.status());
+    assert_eq!(desktop.keyring_lookup(&user.user_id), None);
+}

@@ -311,10 +311,19 @@ fn web_processes(app_pid: u32) -> usize {
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
 
+/// The pid of the app running in this home (not another test's: tests run side by side).
 fn app_pid(home: &Home) -> u32 {
-    let out = std::process::Command::new("pgrep").args(["-n", "-f", "cmux-tray-app"]).output().unwrap();
-    let _ = home;
-    String::from_utf8_lossy(&out.stdout).trim().parse().expect("the app runs")
+    let data = format!("XDG_DATA_HOME={}", home.dir.path().join("data").display());
+    let ours = |pid: &u32| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+        first.ends_with(b"/cmux-tray-app") && environ.split(|b| *b == 0).any(|v| v == data.as_bytes())
+    };
+    let pids: Vec<u32> = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
+    let found: Vec<u32> = pids.into_iter().filter(ours).collect();
+    assert_eq!(found.len(), 1, "one app runs in this home: {found:?}");
+    found[0]
 }
 
 #[test]
@@ -411,6 +420,19 @@ fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
         WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "history"], &[("CMUX_TRAY_TOKEN", &user.access_token)]);
     // Both are adopted at sign-in and listed by name.
     let follows = wd.find("#follows");
+    // The history page may read the history, and nothing of the settings: a command it does not
+    // use is refused by its window's capability (a page that was made to call it would be too).
+    let call = |command: &str, args: &str| {
+        wd.run_async(&format!(
+            "window.__TAURI__.core.invoke({command:?}, {args}).then(() => done(\"allowed\"), (e) => done(\"refused: \" + e));"
+        ))
+    };
+    assert_eq!(call("history", "{}"), "allowed");
+    let refused = call("set_setting", r#"{"key": "cloud.api_url", "value": "https://evil.example"}"#);
+    assert!(refused.as_str().is_some_and(|r| r.starts_with("refused: ") && r.contains("not allowed")), "{refused}");
+    assert!(!home.config_file().exists(), "nothing was written");
+    let refused = call("sign_in_with_token", r#"{"token": "x"}"#);
+    assert!(refused.as_str().is_some_and(|r| r.starts_with("refused: ")), "{refused}");
     wait_until("both followed, by name", LIMIT, || {
         let t = wd.text(&follows);
         t.contains("Ship the release notes") && t.contains("Refactor the parser")

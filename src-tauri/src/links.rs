@@ -10,8 +10,8 @@
 //! of a link fails. Ours writes the path unquoted (it quotes only when it must) and makes it
 //! the default handler with `xdg-mime`.
 
-use cmux_tray_engine::Engine;
 use cmux_tray_engine::reveal::AppLink;
+use cmux_tray_engine::{Asked, Engine};
 use tauri::AppHandle;
 use tauri_plugin_deep_link::DeepLinkExt;
 
@@ -56,8 +56,9 @@ fn open(app: &AppHandle, engine: &Engine, url: &str) {
     };
     tracing::info!(?link, "link");
     let done = match &link {
-        AppLink::FollowRun(id) => engine.follow_run(id).map_err(|e| e.to_string()),
-        AppLink::FollowHandoff(id) => engine.follow_handoff(id).map_err(|e| e.to_string()),
+        // Any web page can fire a link: it never marks an item as made here.
+        AppLink::FollowRun(id) => engine.follow_run_from(id, Asked::Link).map_err(|e| e.to_string()),
+        AppLink::FollowHandoff(id) => engine.follow_handoff_from(id, Asked::Link).map_err(|e| e.to_string()),
         // As the tray's line for it, and a click on its banner: its terminal, or its card.
         AppLink::Open(key) => {
             crate::tray::Action::OpenNotice(key.clone()).run(app, engine);

@@ -36,7 +36,13 @@ impl WebDriver {
             "application": bin("cmux-tray-app").display().to_string(),
             "args": args,
         }}}});
-        let created = wd.call("POST", "/session", Some(caps));
+        // tauri-driver listens before WebKitWebDriver behind it does: a session asked too early
+        // gets no answer, so it is asked again (seen under load, side by side with other tests).
+        let mut created = Value::Null;
+        wait_until("a WebDriver session", Duration::from_secs(30), || {
+            created = wd.call("POST", "/session", Some(caps.clone()));
+            created["value"]["sessionId"].is_string()
+        });
         wd.session = created["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {created}")).to_string();
         wd
     }
@@ -111,6 +117,13 @@ impl WebDriver {
 
     pub fn click(&self, element: &str) {
         self.call("POST", &self.session_path(&format!("/element/{element}/click")), Some(json!({})));
+    }
+
+    /// Runs `script` in the page as an async WebDriver script: it calls `done(value)` (its last
+    /// argument) when finished; returns that value.
+    pub fn run_async(&self, script: &str) -> Value {
+        let body = json!({"script": format!("const done = arguments[arguments.length - 1];\n{script}"), "args": []});
+        self.call("POST", &self.session_path("/execute/async"), Some(body))["value"].clone()
     }
 
     pub fn handles(&self) -> Vec<String> {

@@ -30,4 +30,4 @@ pub mod reveal;
 pub mod secrets;
 pub mod view;
 
-pub use engine::{Engine, EngineError, EngineEvent, EngineOptions, Status};
+pub use engine::{Asked, Engine, EngineError, EngineEvent, EngineOptions, Status};

@@ -133,3 +133,38 @@ async fn past_the_follow_cap_a_follow_is_refused_and_said_never_dropped() {
     eventually("its follow ended", SECS(30), || engine.live_follows() == 1).await;
     engine.follow_run(&left_out).expect("room again");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_handoff_followed_through_a_link_from_outside_never_opens_a_workspace_on_its_host() {
+    let w = World::new().await;
+    let id = cmux_tray_engine::cloud::HandoffId::parse(&w.sim.sim.create_handoff(cmux_cloud_sim::state::NewHandoff {
+        owner: w.user.user_id.clone(),
+        title: Some("Deploy".into()),
+        host: Some("attacker.example".into()),
+        ..Default::default()
+    }))
+    .unwrap();
+    // Any web page can fire cmux-tray://follow/handoff/<id>.
+    w.engine.follow_handoff_from(&id, cmux_tray_engine::Asked::Link).unwrap();
+    let follow = w.engine.outbox().follow(cmux_tray_engine::outbox::FollowKind::Handoff, id.as_str()).unwrap().unwrap();
+    assert!(!follow.made_here, "a link from outside does not say it was made here");
+    let mut events = w.engine.subscribe();
+    w.sim.sim.update_handoff(
+        id.as_str(),
+        cmux_cloud_sim::HandoffChange { status: Some("done".into()), summary: Some("Deployed".into()), ..Default::default() },
+    );
+    eventually("the banner", SECS(30), || w.banners_for(id.as_str()).len() == 1).await;
+    let (banner_id, _) = w.desktop.posted().into_iter().find(|(_, b)| b.item.ends_with(id.as_str())).unwrap();
+    w.desktop.click(banner_id);
+    // The click opens the app on the card (docs/notices.md §4), not a workspace on the host.
+    let clicked = tokio::time::timeout(SECS(10), async {
+        loop {
+            if let Ok(cmux_tray_engine::EngineEvent::Clicked { notice }) = events.recv().await {
+                return notice;
+            }
+        }
+    })
+    .await
+    .expect("the click reaches the app");
+    assert_eq!(clicked.item, format!("handoff:{id}"));
+}

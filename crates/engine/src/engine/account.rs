@@ -64,10 +64,24 @@ impl Engine {
     /// The refresh token is saved before the sign-in is announced: whoever sees "signed in" and
     /// quits at once finds it kept.
     pub async fn sign_in_with_tokens(&self, tokens: Tokens, team: Option<TeamId>) -> Result<Me, EngineError> {
+        self.sign_in_unless_signed_out(tokens, team, None).await
+    }
+
+    /// [`Self::sign_in_with_tokens`], given up (`SignedOut`) when the person signed out since
+    /// `sign_outs` was read: a restore never signs an account in again after a sign-out.
+    async fn sign_in_unless_signed_out(&self, tokens: Tokens, team: Option<TeamId>, sign_outs: Option<u64>) -> Result<Me, EngineError> {
         let mut cred = Credentials { access_token: tokens.access_token.clone(), team };
         let me = self.who_is(&mut cred).await?;
+        let signed_out = || sign_outs.is_some_and(|n| n != self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst));
+        if signed_out() {
+            return Err(EngineError::SignedOut);
+        }
         if let Some(refresh) = &tokens.refresh_token {
             self.save_secret(&me.user_id, refresh.clone()).await;
+            if signed_out() {
+                self.forget_secret(&me.user_id).await; // the sign-out's delete came before this save
+                return Err(EngineError::SignedOut);
+            }
         }
         let me = self.activate(me, cred)?;
         if let Some(refresh) = tokens.refresh_token {
@@ -79,6 +93,15 @@ impl Engine {
     /// At start, without a token given: the remembered account, signed in again with its saved
     /// refresh token. `None` when there is nothing to resume.
     pub async fn resume_saved_account(&self) -> Result<Option<Me>, EngineError> {
+        // A sign-out since the sign-in at start began (from the tray, while the keyring was being
+        // asked) means: stay signed out.
+        let sign_outs = match *self.inner.restoring.borrow() {
+            true => self.inner.restore_began.load(std::sync::atomic::Ordering::SeqCst),
+            false => self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst),
+        };
+        if self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst) != sign_outs {
+            return Ok(None);
+        }
         let Some(account) = self.inner.outbox.account()? else { return Ok(None) };
         let Some(refresh) = self.load_secret(&account.user_id).await else {
             // Never "signed in" without a usable token: the account needs a sign-in, visibly.
@@ -95,7 +118,10 @@ impl Engine {
             match self.inner.cloud.refresh(&refresh).await {
                 Ok(tokens) => {
                     let tokens = Tokens { refresh_token: tokens.refresh_token.or(Some(refresh)), ..tokens };
-                    return self.sign_in_with_tokens(tokens, team).await.map(Some);
+                    return match self.sign_in_unless_signed_out(tokens, team, Some(sign_outs)).await {
+                        Err(EngineError::SignedOut) => Ok(None), // signed out meanwhile: stay so
+                        other => other.map(Some),
+                    };
                 }
                 Err(e) if e.is_retryable() && !matches!(e, CloudError::Refused { .. }) => {
                     tracing::info!("signing in again: {e}; trying again in {pause:?}");
@@ -173,6 +199,8 @@ impl Engine {
     async fn save_secret(&self, account: &str, secret: SecretString) {
         let Some(store) = self.secret_store_ready().await else { return };
         let account = account.to_string();
+        tracing::debug!(%account, "keeping the sign-in");
+        let _in_order = self.inner.secret_writes.lock().await;
         let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
         if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
             self.note_problem(format!("the sign-in could not be kept: {e}"));
@@ -193,8 +221,12 @@ impl Engine {
     }
 
     pub(super) async fn forget_secret(&self, account: &str) {
-        let Some(store) = self.secret_store() else { return };
+        // A sign-out right after start waits for the store to be chosen, so it deletes for real.
+        let Some(store) = self.secret_store_ready().await else { return };
         let account = account.to_string();
+        tracing::debug!(%account, "deleting the saved sign-in");
+        // After any save under way: a sign-out's delete is the last word, not overtaken by it.
+        let _in_order = self.inner.secret_writes.lock().await;
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
             self.note_problem(format!("the saved sign-in could not be removed: {e}"));
         }

@@ -142,6 +142,15 @@ fn team_key(account: &str) -> String {
     format!("team.{account}")
 }
 
+/// Who asked for a follow. This machine's own programs (the command line, the local socket of
+/// this user) say an item was made here; a link from outside (any web page can fire a
+/// `cmux-tray://` link) never does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Asked {
+    ThisMachine,
+    Link,
+}
+
 /// Held while the sign-in at start is under way; dropped (done, failed or given up), requests
 /// waiting for the account go on.
 pub struct RestoringSignIn(tokio::sync::watch::Sender<bool>);
@@ -186,6 +195,12 @@ struct Inner {
     deliver: Arc<Notify>,
     /// True while the sign-in at start (the saved one, or a given token) is under way.
     restoring: tokio::sync::watch::Sender<bool>,
+    /// Counts sign-outs: a restore that began before one never signs the account in again.
+    sign_outs: std::sync::atomic::AtomicU64,
+    /// Saves and deletes of the saved sign-in, one at a time and in order.
+    secret_writes: tokio::sync::Mutex<()>,
+    /// `sign_outs` when the sign-in at start began.
+    restore_began: std::sync::atomic::AtomicU64,
     /// When this engine first saw each untold notice (the settle wait, on the monotonic clock).
     first_seen: Mutex<std::collections::HashMap<String, tokio::time::Instant>>,
     /// How often the server refused each untold notice's banner.
@@ -237,6 +252,9 @@ impl Engine {
                 offline: Mutex::new(None),
                 deliver,
                 restoring: tokio::sync::watch::Sender::new(false),
+                sign_outs: Default::default(),
+                restore_began: Default::default(),
+                secret_writes: Default::default(),
                 first_seen: Mutex::new(Default::default()),
                 tries: Mutex::new(Default::default()),
                 unrecorded: Mutex::new(Default::default()),
@@ -296,6 +314,8 @@ impl Engine {
     /// Says that the sign-in at start is under way until the returned guard is dropped: requests
     /// that need the account wait for it (see [`Self::account_ready`]).
     pub fn restoring_sign_in(&self) -> RestoringSignIn {
+        let sign_outs = self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst);
+        self.inner.restore_began.store(sign_outs, std::sync::atomic::Ordering::SeqCst);
         self.inner.restoring.send_replace(true);
         RestoringSignIn(self.inner.restoring.clone())
     }
@@ -435,6 +455,7 @@ impl Engine {
     /// Signs out: every follow of the account stops (they stay saved under it), its saved
     /// sign-in is deleted and the account is forgotten.
     pub async fn sign_out(&self) -> Result<(), EngineError> {
+        self.inner.sign_outs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let session = self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(s) = &session {
             s.stop.cancel();
@@ -446,6 +467,7 @@ impl Engine {
         }
         self.inner.outbox.clear_account()?;
         self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).take();
+        tracing::info!("signed out");
         self.changed();
         Ok(())
     }
@@ -514,16 +536,27 @@ impl Engine {
 
     /// Follows a Run handed over from this machine.
     pub fn follow_run(&self, id: &RunId) -> Result<(), EngineError> {
-        let session = self.signed_in()?;
-        self.inner.follower.follow_run(&session, id, true).map_err(|e| self.not_followed(e))?;
-        self.changed();
-        Ok(())
+        self.follow_run_from(id, Asked::ThisMachine)
     }
 
     /// Follows a hand-off made from this machine: everything from its first version is news.
     pub fn follow_handoff(&self, id: &HandoffId) -> Result<(), EngineError> {
+        self.follow_handoff_from(id, Asked::ThisMachine)
+    }
+
+    /// Follows a Run, asked by `asked`.
+    pub fn follow_run_from(&self, id: &RunId, asked: Asked) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.follower.follow_handoff(&session, id, 0, true).map_err(|e| self.not_followed(e))?;
+        self.inner.follower.follow_run(&session, id, asked == Asked::ThisMachine).map_err(|e| self.not_followed(e))?;
+        self.changed();
+        Ok(())
+    }
+
+    /// Follows a hand-off, asked by `asked`: from its first version either way; only one made on
+    /// this machine may later open a workspace on the host the cloud names (docs/notices.md §4).
+    pub fn follow_handoff_from(&self, id: &HandoffId, asked: Asked) -> Result<(), EngineError> {
+        let session = self.signed_in()?;
+        self.inner.follower.follow_handoff(&session, id, 0, asked == Asked::ThisMachine).map_err(|e| self.not_followed(e))?;
         self.changed();
         Ok(())
     }
