@@ -6,7 +6,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use cmux_cloud_sim::RunChange;
-use cmux_tray_e2e::{Cloud, DesktopSession, Home, bin, wait_until};
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, bin, wait_until};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -99,6 +99,17 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
         let l = labels(&desktop, &item);
         signed_in_as(&l, "ada@example.com") && l.contains(&"Following (1)".to_string())
     });
+    // The app's own folders are private, and so are its log files (they name the account).
+    let logs = home.dir.path().join("state/cmux-tray/logs");
+    wait_until("a log file", LIMIT, || std::fs::read_dir(&logs).is_ok_and(|mut d| d.next().is_some()));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for dir in [logs.parent().unwrap(), logs.as_path(), &home.dir.path().join("data/cmux-tray")] {
+        assert_eq!(mode(dir), 0o700, "{}", dir.display());
+        for file in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()) {
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+    }
     // Followed by name: the Run's task.
     wait_until("the Run by name", LIMIT, || labels(&desktop, &item).contains(&"Fix the flaky login test".to_string()));
     for expected in ["Mark all read", "Pause notifications", "For 1 hour", "Until tomorrow", "Settings…", "Quit"] {
@@ -140,7 +151,9 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
     desktop.sni(&["activate", &item]);
     wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
     desktop.sni(&["activate", &item]);
-    std::thread::sleep(Duration::from_millis(500));
+    // A second window would be mapped within the time the first one took; wait that and more.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(desktop.windows_titled("cmux-tray — History"), 1, "the second click opened no other window");
     desktop.screenshot("history-window");
     click(&desktop, &item, "Settings…");
     wait_until("the settings window", LIMIT, || desktop.window_titled("cmux-tray — Settings"));
@@ -301,7 +314,7 @@ fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_t
         .status()
         .unwrap();
     assert!(status.success(), "the second launch hands over and exits");
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(NOTHING_MORE);
     assert_eq!(labels(&desktop, &item).iter().filter(|l| l.starts_with("Following (")).collect::<Vec<_>>(), ["Following (1)"]);
 }
 
@@ -628,4 +641,40 @@ fn the_tray_in_a_visible_tray_bar_opens_its_menu_on_a_real_click() {
     std::thread::sleep(Duration::from_millis(300)); // hovered, as a hand would, before the click
     desktop.xdotool(&["click", "1"]);
     wait_until("quit from the menu", LIMIT, || app.child.try_wait().unwrap().is_some());
+}
+
+#[test]
+fn the_app_says_why_it_cannot_start_in_the_terminal_and_a_dialog_and_exits_non_zero() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    // Another engine already runs for this user's data (the headless daemon).
+    let _daemon = home.daemon(&user.access_token);
+    let log = home.dir.path().join("app-cannot-start.log");
+    let mut child = home
+        .program(&bin("cmux-tray-app"), &[])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the dialog", LIMIT, || desktop.window_titled("cmux-tray"));
+    desktop.screenshot("cannot-start-dialog");
+    let err = std::fs::read_to_string(log.with_extension("err")).unwrap();
+    assert!(err.contains("cannot start: another cmux-tray engine is running"), "{err}");
+    // The person clicks Close (the dialog's bottom row, as the screenshot shows): the app ends,
+    // with a failure code.
+    let window = desktop.xdotool(&["search", "--onlyvisible", "--name", "^cmux-tray$"]);
+    let geometry = desktop.xdotool(&["getwindowgeometry", "--shell", window.lines().next().unwrap()]);
+    let value = |k: &str| -> i64 { geometry.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).unwrap().trim().parse().unwrap() };
+    let (x, y) = (value("X") + value("WIDTH") / 2, value("Y") + value("HEIGHT") - 16);
+    desktop.xdotool(&["mousemove", &x.to_string(), &y.to_string(), "click", "1"]);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < LIMIT, "the app did not end after its dialog closed");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1));
 }

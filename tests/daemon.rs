@@ -1,5 +1,5 @@
 //! The real `cmux-tray` binary: `daemon`, `follow`, `cancel` and `status`, against the simulator
-//! and a real notification server on a private D-Bus session.
+//! and the recording notification server on a private D-Bus session.
 
 use std::time::Duration;
 

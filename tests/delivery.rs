@@ -1,11 +1,11 @@
-//! The delivery policy through the real daemon and a real notification server: quiet hours and
+//! The delivery policy through the real daemon and the recording notification server: quiet hours and
 //! their one summary, a burst made one banner with at most one sound, a pause that survives a
 //! restart, and a bad config file that changes nothing.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cmux_cloud_sim::RunChange;
-use cmux_tray_e2e::{Cloud, DesktopSession, Home, wait_until};
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, wait_until};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -51,7 +51,7 @@ fn quiet_hours_hold_the_banner_and_one_summary_follows_them() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("(applied)"));
     wait_until("the summary", LIMIT, || desktop.notifications().len() == 1);
-    std::thread::sleep(Duration::from_secs(1));
+    std::thread::sleep(NOTHING_MORE);
     let n = desktop.notifications();
     assert_eq!(n.len(), 1, "{n:?}");
     assert_eq!(n[0]["summary"], "1 notice while you were away");
@@ -76,12 +76,14 @@ fn ten_runs_ending_within_a_second_make_one_banner_and_at_most_one_sound() {
         let s = home.status();
         runs.iter().all(|r| notice(&s, r).is_some_and(|n| n["state"] == "told"))
     });
-    std::thread::sleep(Duration::from_secs(1));
+    // Nothing more: a second banner would come within the settle window's cap (docs/notices.md:
+    // 2 s after the first notice of a burst), so that long and a margin.
+    std::thread::sleep(NOTHING_MORE);
     let n = desktop.notifications();
     assert_eq!(n.len(), 1, "{n:#?}");
     assert_eq!(n[0]["summary"], "10 Runs ended");
-    let sounds = n.iter().filter(|b| b["hints"].get("sound-name").is_some()).count();
-    assert!(sounds <= 1, "{sounds} sound requests");
+    // The burst's one banner is the source's first in its cooldown: it rings, once.
+    assert!(n[0]["hints"].get("sound-name").is_some(), "{:#?}", n[0]);
     let status = home.status();
     assert!(runs.iter().all(|r| notice(&status, r).unwrap()["delivery"] == "coalesced"));
 }

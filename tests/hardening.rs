@@ -244,3 +244,29 @@ fn a_request_that_needs_an_account_says_not_signed_in_with_its_own_code() {
     assert_eq!(reply["error"]["code"], "not_signed_in", "{reply}");
     assert!(reply["error"]["message"].as_str().unwrap().contains("not signed in"), "{reply}");
 }
+
+#[test]
+fn a_stuck_opener_does_not_hold_the_next_click() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    // The handler of cmux:// links hangs for the first surface (a terminal that never answers).
+    let stuck_surface = "B9DD280A-0000-0000-0000-00000000000F";
+    let opened = home.register_cmux_script_named(
+        "stuck-or-record",
+        &format!("case \"$1\" in *{stuck_surface}*) sleep 120;; esac\nprintf '%s\\n' \"$1\" >> '{{opened}}'\n"),
+    );
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    for (surface, title) in [(stuck_surface, "Stuck"), (SF, "Next")] {
+        let replies = send(&home, &[&v2("notification.create", json!({"workspace_id": WS, "surface_id": surface, "title": title}))]);
+        assert!(replies[0].contains("\"ok\":true"), "{replies:?}");
+    }
+    wait_until("two banners", LIMIT, || desktop.notifications().len() == 2);
+    let id = |title: &str| desktop.notifications().iter().find(|n| n["summary"] == title).unwrap()["id"].as_u64().unwrap();
+    desktop.click(id("Stuck"));
+    desktop.click(id("Next"));
+    // The next click's surface opens while the first opener still hangs (it would for 120 s).
+    let started = Instant::now();
+    wait_until("the next surface opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| t.contains(SF)));
+    assert!(started.elapsed() < Duration::from_secs(20), "it waited {:?}", started.elapsed());
+}

@@ -1,10 +1,10 @@
 //! Agents on this machine reach the tray: `notify`, `wrap`, `hook`, `env`, through the real
-//! daemon's socket, to a real notification server; and a click opens the reported surface.
+//! daemon's socket, to the recording notification server; and a click opens the reported surface.
 
 use std::process::Stdio;
 use std::time::Duration;
 
-use cmux_tray_e2e::{Cloud, DesktopSession, Home, wait_until};
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, wait_until};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -41,7 +41,7 @@ fn wrap_passes_the_exit_code_through_and_posts_the_right_words() {
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), b"through\n").unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!((out.status.code(), out.stdout.as_slice()), (Some(0), b"through\n".as_slice()));
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(NOTHING_MORE);
     assert_eq!(desktop.notifications().len(), 3);
 }
 
@@ -120,7 +120,7 @@ fn agent_hooks_post_the_right_notice() {
     ]);
     assert_eq!(out.status.code(), Some(0));
     wait_until("three banners", LIMIT, || desktop.notifications().len() == 3);
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(NOTHING_MORE);
     let got: Vec<(String, String)> = desktop.notifications().iter().map(words).collect();
     assert_eq!(
         got,

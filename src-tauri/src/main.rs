@@ -65,9 +65,52 @@ fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     }
 }
 
+/// Starts the engine and what shows it (the tray, the links, the windows asked for).
+fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, String>) -> anyhow::Result<()> {
+    let demo = std::env::args().any(|a| a == "--demo");
+    let (paths, env) = if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, environment.clone()) };
+    let host = tauri::async_runtime::block_on(Host::start(&paths, &env))?;
+    let engine = host.engine.clone();
+    // Managed before any window can open: a page's first command finds the engine.
+    let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
+    app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
+    if demo {
+        demo::after_start(app.handle(), &engine);
+    }
+    links::start(app.handle(), &engine);
+    // `--open history|settings|signin`: a window at start (what a launcher or a test wants).
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(page) = args.iter().position(|a| a == "--open").and_then(|i| args.get(i + 1)) {
+        match windows::Page::parse(page) {
+            Some(p) => windows::open(app.handle(), p, None),
+            None => tracing::warn!("--open {page}: expected history, settings or signin"),
+        }
+    }
+    // Windows redraw when the engine says something changed; a click on a banner that
+    // only the app can answer (a Run's card, the history) opens its window.
+    let handle = app.handle().clone();
+    let mut events = engine.subscribe();
+    let clicked_engine = engine.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match events.recv().await {
+                Ok(EngineEvent::Clicked { notice }) => {
+                    windows::open_item(&handle, &notice.item);
+                    let _ = clicked_engine.revealed(&notice.key).await;
+                }
+                Ok(EngineEvent::Changed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    let _ = handle.emit("changed", ());
+                }
+                Err(_) => return,
+            }
+        }
+    });
+    tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
+    Ok(())
+}
+
 /// Says why the app cannot start, where a person will see it, and exits non-zero.
 fn cannot_start(why: &str) -> ! {
-    let why = why.strip_prefix("error encountered during setup hook: ").unwrap_or(why);
     tracing::error!("cannot start: {why}");
     eprintln!("cmux-tray-app: cannot start: {why}");
     #[cfg(target_os = "linux")]
@@ -125,56 +168,16 @@ fn main() {
             commands::sign_out,
             commands::sign_in_with_token,
         ])
+        // Tauri runs this once its event loop started, and would panic on an error with an
+        // unrelated message: what is wrong is said here, in the terminal and a dialog.
         .setup(move |app| {
-            let demo = std::env::args().any(|a| a == "--demo");
-            let (paths, env) =
-                if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, environment.clone()) };
-            let host = tauri::async_runtime::block_on(Host::start(&paths, &env))?;
-            let engine = host.engine.clone();
-            // Managed before any window can open: a page's first command finds the engine.
-            let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
-            app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
-            if demo {
-                demo::after_start(app.handle(), &engine);
+            if let Err(e) = start(app, &environment) {
+                cannot_start(&format!("{e:#}"));
             }
-            links::start(app.handle(), &engine);
-            // `--open history|settings|signin`: a window at start (what a launcher or a test wants).
-            let args: Vec<String> = std::env::args().collect();
-            if let Some(page) = args.iter().position(|a| a == "--open").and_then(|i| args.get(i + 1)) {
-                match windows::Page::parse(page) {
-                    Some(p) => windows::open(app.handle(), p, None),
-                    None => tracing::warn!("--open {page}: expected history, settings or signin"),
-                }
-            }
-            // Windows redraw when the engine says something changed; a click on a banner that
-            // only the app can answer (a Run's card, the history) opens its window.
-            let handle = app.handle().clone();
-            let mut events = engine.subscribe();
-            let clicked_engine = engine.clone();
-            tauri::async_runtime::spawn(async move {
-                loop {
-                    match events.recv().await {
-                        Ok(EngineEvent::Clicked { notice }) => {
-                            windows::open_item(&handle, &notice.item);
-                            let _ = clicked_engine.revealed(&notice.key).await;
-                        }
-                        Ok(EngineEvent::Changed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            let _ = handle.emit("changed", ());
-                        }
-                        Err(_) => return,
-                    }
-                }
-            });
-            tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
             Ok(())
         })
-        .build(tauri::generate_context!());
-    // Another engine running, a corrupt database, a folder that is not private: said plainly, in
-    // the terminal and in a dialog, and the exit code says it too.
-    let app = match app {
-        Ok(app) => app,
-        Err(e) => cannot_start(&e.to_string()),
-    };
+        .build(tauri::generate_context!())
+        .unwrap_or_else(|e| cannot_start(&e.to_string()));
     app.run(|app, event| match event {
         // Closing the last window leaves the tray; only Quit (an exit code) ends the app.
         RunEvent::ExitRequested { api, code: None, .. } => api.prevent_exit(),

@@ -38,6 +38,10 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// How long a "nothing more came" check waits: the longest a notice takes to become a banner
+/// (docs/notices.md §3: a burst settles for at most 2 s after its first notice), and a margin.
+pub const NOTHING_MORE: Duration = Duration::from_millis(2500);
+
 /// Polls `cond` every 20 ms until it holds; panics after `limit` with `what`.
 pub fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -188,10 +192,15 @@ impl DesktopSession {
 
     /// Whether a window with this exact title is mapped on the virtual display.
     pub fn window_titled(&self, title: &str) -> bool {
-        let Some(display) = &self.display else { return false };
+        self.windows_titled(title) > 0
+    }
+
+    /// How many windows with this exact title are mapped on the virtual display.
+    pub fn windows_titled(&self, title: &str) -> usize {
+        let Some(display) = &self.display else { return 0 };
         let out =
             Command::new("xdotool").args(["search", "--onlyvisible", "--name", &format!("^{title}$")]).env("DISPLAY", display).output();
-        out.is_ok_and(|o| !o.stdout.is_empty())
+        out.map(|o| String::from_utf8_lossy(&o.stdout).lines().count()).unwrap_or(0)
     }
 
     /// Whether a name is owned on this session's bus.
@@ -211,7 +220,8 @@ impl DesktopSession {
         String::from_utf8_lossy(&out.stdout).contains("boolean true")
     }
 
-    /// `secret-tool lookup service cmux-tray username ACCOUNT`: the stored secret, if any.
+    /// `secret-tool lookup service cmux-tray username ACCOUNT`: the stored secret, if any. A
+    /// lookup that fails (no Secret Service, a locked keyring) fails the test: it is no "none".
     pub fn keyring_lookup(&self, account: &str) -> Option<String> {
         let out = Command::new("secret-tool")
             .args(["lookup", "service", "cmux-tray", "username", account])
@@ -219,6 +229,10 @@ impl DesktopSession {
             .output()
             .expect("secret-tool runs (package libsecret-tools)");
         let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let err = String::from_utf8_lossy(&out.stderr);
+        // secret-tool says nothing and exits 1 when there is no such secret; anything else on
+        // stderr is the lookup breaking.
+        assert!(err.trim().is_empty(), "secret-tool lookup failed: {err}");
         (out.status.success() && !text.is_empty()).then_some(text)
     }
 
@@ -444,12 +458,18 @@ impl Home {
     /// Registers a handler of `cmux://` links that writes its whole environment (`env -0`) to
     /// the returned file: what a program the app starts inherits.
     pub fn register_cmux_env_recorder(&self) -> PathBuf {
+        self.register_cmux_script_named("cmux-env-recorder", "env -0 > '{opened}'\n")
+    }
+
+    /// Registers a handler of `cmux://` links that runs `body` (a shell script; `{opened}` in it
+    /// is replaced by the returned file's path). Returns that file.
+    pub fn register_cmux_script_named(&self, name: &str, body: &str) -> PathBuf {
         let root = self.dir.path();
-        let (script, dumped) = (root.join("cmux-env-recorder.sh"), root.join("cmux-env.bin"));
-        std::fs::write(&script, format!("#!/bin/sh\nenv -0 > '{}'\n", dumped.display())).unwrap();
+        let (script, opened) = (root.join(format!("{name}.sh")), root.join(format!("{name}-opened.txt")));
+        std::fs::write(&script, format!("#!/bin/sh\n{}", body.replace("{opened}", &opened.display().to_string()))).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         self.register_cmux_script(&script);
-        dumped
+        opened
     }
 
     fn register_cmux_script(&self, script: &Path) {

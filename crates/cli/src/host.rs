@@ -56,7 +56,7 @@ impl Host {
         let paths_for_sign_in = paths.clone();
         let sign_in = tokio::spawn(async move {
             let _restoring = restoring;
-            let store = choose_secret_store(&paths_for_sign_in, &engine_for_sign_in).await;
+            let store = choose_secret_store(&paths_for_sign_in, &engine_for_sign_in, settings.token.is_some()).await;
             engine_for_sign_in.set_secret_store(store);
             sign_in_at_start(engine_for_sign_in, settings).await
         });
@@ -84,12 +84,14 @@ const KEYRING_PATIENCE: Duration = Duration::from_secs(60);
 const KEYRING_ASK_AGAIN: Duration = Duration::from_secs(2);
 
 /// The keyring when it answers; else the visible file fallback. When the account remembered here
-/// has no sign-in in the file, the keyring is asked for up to `KEYRING_PATIENCE` first (a slow or
-/// late Secret Service at login), since the file could only say "signed out".
-async fn choose_secret_store(paths: &Paths, engine: &Engine) -> SecretStore {
+/// has no sign-in in the file (and no token was given), the keyring is asked for up to
+/// `KEYRING_PATIENCE` first (a slow or late Secret Service at login), since the file could only
+/// say "signed out".
+async fn choose_secret_store(paths: &Paths, engine: &Engine, token_given: bool) -> SecretStore {
     let data_dir = &paths.data_dir;
     let remembered = engine.outbox().account().ok().flatten().map(|a| a.user_id);
-    let patient = remembered.is_some_and(|a| !SecretStore::file_holds(data_dir, &a));
+    // A token given at start signs in by itself: nothing to wait for.
+    let patient = !token_given && remembered.is_some_and(|a| !SecretStore::file_holds(data_dir, &a));
     let start = tokio::time::Instant::now();
     let deadline = start + if patient { KEYRING_PATIENCE } else { KEYRING_PROBE };
     let mut said = false;

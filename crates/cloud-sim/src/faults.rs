@@ -134,6 +134,10 @@ pub struct LoggedRequest {
     pub peer: String,
     /// The fault it got, if any.
     pub fault: Option<String>,
+    /// The status it was answered with, once the answer was made (a held long-poll has none
+    /// yet; a reset connection is logged 500, which its client never read).
+    #[serde(default)]
+    pub status: Option<u16>,
 }
 
 impl LoggedRequest {
@@ -187,7 +191,7 @@ pub(crate) async fn intercept(State(sim): State<Sim>, ConnectInfo(conn): Connect
     }
     let method = req.method().to_string();
     let fault = take_fault(&sim, &method, &path);
-    {
+    let seq = {
         let mut log = sim.inner.log.lock().unwrap_or_else(|p| p.into_inner());
         let seq = log.len() as u64;
         log.push(LoggedRequest {
@@ -203,8 +207,21 @@ pub(crate) async fn intercept(State(sim): State<Sim>, ConnectInfo(conn): Connect
             at_ms: sim.elapsed_ms(),
             peer: conn.peer.to_string(),
             fault: fault.as_ref().map(Fault::describe),
+            status: None,
         });
+        seq
+    };
+    let response = answer(conn, fault, req, next).await;
+    // The log may have been cleared meanwhile: only this request's own entry is updated.
+    let mut log = sim.inner.log.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(logged) = log.get_mut(seq as usize).filter(|l| l.path == path && l.status.is_none()) {
+        logged.status = Some(response.status().as_u16());
     }
+    drop(log);
+    response
+}
+
+async fn answer(conn: Connection, fault: Option<Fault>, req: Request, next: Next) -> Response {
     let Some(fault) = fault else {
         return next.run(req).await;
     };

@@ -74,13 +74,15 @@ async fn the_access_token_is_renewed_after_a_401_and_then_before_it_expires() {
     pass(SECS(320)).await;
     let refreshes = w.requests_to("/api/auth/refresh").len();
     assert_eq!(refreshes, 1, "refreshed once after the 401");
-    let first_401s = w.sim.sim.requests().iter().filter(|r| r.path.contains(run.as_str())).count();
-    assert!(first_401s > 0);
+    let first_401s = w.sim.sim.requests().iter().filter(|r| r.path.contains(run.as_str()) && r.status == Some(401)).count();
+    assert!(first_401s > 0, "the expired token was refused first");
     // From now on the expiry is known: renewed a minute early, no more 401s.
     w.sim.sim.clear_requests();
     pass(SECS(30 * 60)).await;
     let refreshes = w.requests_to("/api/auth/refresh");
     assert!((6..=8).contains(&refreshes.len()), "every ~4 min: {}", refreshes.len());
+    let refused = w.sim.sim.requests().iter().filter(|r| r.status == Some(401)).count();
+    assert_eq!(refused, 0, "renewed before it expired: no more 401s");
     assert_eq!(engine.live_follows(), 1);
     w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
     eventually("the banner", SECS(30), || w.banners().len() == 1).await;
