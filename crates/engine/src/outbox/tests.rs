@@ -124,3 +124,14 @@ fn a_silent_handoff_notice_is_known_but_never_told() {
     assert!(out.untold().unwrap().is_empty());
     assert_eq!(out.follow(FollowKind::Handoff, "ho_0123456789abcdef0123").unwrap().unwrap().cursor, 4);
 }
+
+#[test]
+fn a_commit_is_on_disk_when_it_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    let conn = out.lock();
+    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+    // docs/architecture.md, "Durable on return": WAL, synchronous = FULL (2).
+    assert_eq!((mode.as_str(), sync), ("wal", 2));
+}

@@ -1,0 +1,66 @@
+//! What `synchronous = FULL` costs the outbox's commits, beside `NORMAL`, in one run on this disk
+//! (docs/architecture.md, "Exactly once"). Each notice is two commits, as in the product: saved
+//! untold (an end recorded), then marked told (a banner posted). Prints a Markdown table.
+//!
+//! `cargo bench -p cmux-tray-engine --bench outbox_commit` (NOTICES=N to change the count).
+
+use std::time::{Duration, Instant};
+
+use cmux_tray_engine::notice::{Notice, Source};
+use cmux_tray_engine::outbox::Outbox;
+
+fn notice(i: usize) -> Notice {
+    Notice {
+        key: format!("run:run_{i:020x}"),
+        item: format!("run:run_{i:020x}"),
+        source: Source::Run,
+        status: "finished".into(),
+        title: format!("Run {i}"),
+        body: "Run finished".into(),
+        urgent: false,
+        local: None,
+        session_id: None,
+        host: None,
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let count: usize = std::env::var("NOTICES").ok().and_then(|n| n.parse().ok()).unwrap_or(2000);
+    // Beside the target directory: the same disk the person's data folder would be on here.
+    let base = std::env::current_dir().unwrap();
+    println!("| synchronous | commits | p50 | p99 | max | per notice (2 commits) | total |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for full in [false, true] {
+        let dir = tempfile::tempdir_in(&base).unwrap();
+        let outbox = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+        outbox.set_synchronous_full(full).unwrap();
+        let mut commits = Vec::with_capacity(count * 2);
+        let start = Instant::now();
+        for i in 0..count {
+            let n = notice(i);
+            let t = Instant::now();
+            outbox.record_notice(&n, i as i64).unwrap();
+            commits.push(t.elapsed());
+            let t = Instant::now();
+            outbox.mark_told(&n.key, Some(i as u32), "shown", false, i as i64).unwrap();
+            commits.push(t.elapsed());
+        }
+        let total = start.elapsed();
+        commits.sort();
+        let ms = |d: Duration| format!("{:.3} ms", d.as_secs_f64() * 1000.0);
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            if full { "FULL" } else { "NORMAL" },
+            commits.len(),
+            ms(percentile(&commits, 0.5)),
+            ms(percentile(&commits, 0.99)),
+            ms(*commits.last().unwrap()),
+            ms(total / count as u32),
+            ms(total)
+        );
+    }
+}
