@@ -270,3 +270,25 @@ fn a_stuck_opener_does_not_hold_the_next_click() {
     wait_until("the next surface opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| t.contains(SF)));
     assert!(started.elapsed() < Duration::from_secs(20), "it waited {:?}", started.elapsed());
 }
+
+#[test]
+fn a_banner_the_server_refuses_is_said_in_status_and_the_others_go_out() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    let replies = send(&home, &[b"notify [refuse] Deploy|staging|is up", b"notify Tests|parser|passed"]);
+    assert_eq!(replies, ["OK", "OK"]);
+    wait_until("the other banner", LIMIT, || desktop.notifications().iter().any(|n| n["summary"] == "Tests"));
+    // docs/notices.md §3: three tries, 15 s apart, then set aside with the server's reason.
+    wait_until("set aside", Duration::from_secs(60), || {
+        home.status()["notices"].as_array().unwrap().iter().any(|n| n["delivery"] == "not shown")
+    });
+    let refused = desktop.events().iter().filter(|e| e["event"] == "refused").count();
+    assert_eq!(refused, 3, "three tries");
+    let out = home.run(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("[not shown: ") && text.contains("this banner cannot be shown] [refuse] Deploy"), "{text}");
+    assert!(text.contains("problem: A banner could not be shown (\"[refuse] Deploy\")"), "{text}");
+    assert_eq!(desktop.notifications().len(), 1, "{:?}", desktop.notifications());
+}

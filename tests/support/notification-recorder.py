@@ -6,7 +6,8 @@ It keeps the protocol's semantics the project relies on: ids it hands out, `repl
 replacement by `x-dunst-stack-tag` (as dunst does), so a test can count live banners per item.
 Usage: notification-recorder.py LOG_FILE [--body-markup]
 With --body-markup it advertises the `body-markup` capability, as GNOME Shell, KDE and dunst do
-(it records the body as it came; it renders nothing).
+(it records the body as it came; it renders nothing). A banner whose summary holds "[refuse]" is
+refused with a D-Bus error, as a server refuses a banner it cannot show.
 """
 import json
 import sys
@@ -45,6 +46,9 @@ class Recorder(dbus.service.Object):
 
     @dbus.service.method(IFACE, in_signature="susssasa{sv}i", out_signature="u")
     def Notify(self, app, replaces_id, icon, summary, body, actions, hints, timeout):
+        if "[refuse]" in str(summary):
+            record(event="refused", summary=str(summary))
+            raise dbus.exceptions.DBusException("this banner cannot be shown", name="org.freedesktop.DBus.Error.InvalidArgs")
         tag = str(hints.get("x-dunst-stack-tag", "")) or None
         replaced = None
         if replaces_id and int(replaces_id) in self.live:

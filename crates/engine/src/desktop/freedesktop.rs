@@ -154,20 +154,36 @@ impl Desktop for Freedesktop {
 /// What a failed call means: no server to show banners, or this banner refused.
 fn classify(e: zbus::Error) -> DesktopError {
     match &e {
-        zbus::Error::MethodError(name, ..) => {
-            let name = name.as_str();
+        // zbus gives the bus's well-known errors as `FDO`, any other error reply as `MethodError`.
+        zbus::Error::FDO(fdo) => {
+            use zbus::fdo::Error as E;
             // The name has no owner, the bus could not start one, or nobody answered.
-            let absent = name.starts_with("org.freedesktop.DBus.Error.Spawn")
-                || matches!(
-                    name,
-                    "org.freedesktop.DBus.Error.ServiceUnknown"
-                        | "org.freedesktop.DBus.Error.NameHasNoOwner"
-                        | "org.freedesktop.DBus.Error.NoReply"
-                        | "org.freedesktop.DBus.Error.TimedOut"
-                        | "org.freedesktop.DBus.Error.Disconnected"
-                );
+            let absent = matches!(
+                **fdo,
+                E::ServiceUnknown(_)
+                    | E::NameHasNoOwner(_)
+                    | E::NoReply(_)
+                    | E::TimedOut(_)
+                    | E::Timeout(_)
+                    | E::Disconnected(_)
+                    | E::NoServer(_)
+                    | E::IOError(_)
+                    | E::SpawnExecFailed(_)
+                    | E::SpawnForkFailed(_)
+                    | E::SpawnChildExited(_)
+                    | E::SpawnChildSignaled(_)
+                    | E::SpawnFailed(_)
+                    | E::SpawnFailedToSetup(_)
+                    | E::SpawnConfigInvalid(_)
+                    | E::SpawnServiceNotValid(_)
+                    | E::SpawnServiceNotFound(_)
+                    | E::SpawnPermissionsInvalid(_)
+                    | E::SpawnFileInvalid(_)
+                    | E::SpawnNoMemory(_)
+            );
             if absent { DesktopError::Unavailable(e.to_string()) } else { DesktopError::Refused(e.to_string()) }
         }
+        zbus::Error::MethodError(..) => DesktopError::Refused(e.to_string()),
         // What could not be written as a message is this banner's own problem.
         zbus::Error::SignatureMismatch(..)
         | zbus::Error::IncorrectType

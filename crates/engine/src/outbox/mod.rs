@@ -334,7 +334,8 @@ impl Outbox {
             "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
                 run.id.as_str(),
-                run.task,
+                // The card shows the task with its lines; cleaned like every notice's words.
+                crate::notice::text::clean(&run.task, true),
                 outcome.and_then(|o| o.as_str().map(String::from)).unwrap_or_default(),
                 run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default()),
                 notice.map(|n| n.key.clone()),
