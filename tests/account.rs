@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use cmux_tray_e2e::{Cloud, DesktopSession, Home, wait_until};
+use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, wait_until};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -85,18 +85,29 @@ fn a_pasted_token_signs_in_and_is_never_written() {
     assert!(grep.stdout.is_empty(), "found in {}", String::from_utf8_lossy(&grep.stdout));
 }
 
-#[test]
-fn a_keyring_that_answers_late_still_restores_the_sign_in_and_a_follow_asked_meanwhile_waits_for_it() {
-    let mut desktop = DesktopSession::start_with_keyring();
+/// Ada signed in once (kept in the keyring), and the daemon stopped.
+fn signed_in_once() -> (DesktopSession, Cloud, cmux_cloud_sim::SimUser, Home) {
+    let desktop = DesktopSession::start_with_keyring();
     let cloud = Cloud::start();
     let user = cloud.sim().add_user("ada@example.com");
     let home = Home::new(&cloud.origin(), &desktop.address);
     let mut daemon = home.daemon("");
     login(&home, &cloud, &user.user_id);
     assert!(daemon.terminate().success());
-    // The next login: the Secret Service is not there yet when the daemon starts.
+    (desktop, cloud, user, home)
+}
+
+/// … and at her next login the daemon starts before the Secret Service is there.
+fn next_login_before_the_keyring() -> (DesktopSession, Cloud, cmux_cloud_sim::SimUser, Home, Daemon) {
+    let (desktop, cloud, user, home) = signed_in_once();
     desktop.stop_keyring();
-    let _daemon = home.daemon("");
+    let daemon = home.daemon("");
+    (desktop, cloud, user, home, daemon)
+}
+
+#[test]
+fn a_keyring_that_answers_late_still_restores_the_sign_in_and_a_follow_asked_meanwhile_waits_for_it() {
+    let (mut desktop, cloud, user, home, _daemon) = next_login_before_the_keyring();
     let run = cloud.sim().create_run(&user.user_id, "Asked right after start");
     let follow = home.command(&["follow", "run", &run]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     // It answers six seconds later (past the 5 s probe).
@@ -113,13 +124,7 @@ fn a_keyring_that_answers_late_still_restores_the_sign_in_and_a_follow_asked_mea
 
 #[test]
 fn a_saved_sign_in_that_cannot_be_found_reads_sign_in_again_never_signed_in() {
-    let desktop = DesktopSession::start_with_keyring();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
-    let home = Home::new(&cloud.origin(), &desktop.address);
-    let mut daemon = home.daemon("");
-    login(&home, &cloud, &user.user_id);
-    assert!(daemon.terminate().success());
+    let (desktop, cloud, user, home) = signed_in_once();
     // The keyring lost it (another tool cleared it).
     let cleared = std::process::Command::new("secret-tool")
         .args(["clear", "service", "cmux-tray", "username", &user.user_id])
@@ -136,15 +141,7 @@ fn a_saved_sign_in_that_cannot_be_found_reads_sign_in_again_never_signed_in() {
 
 #[test]
 fn signing_out_right_after_start_deletes_the_saved_sign_in_and_stays_signed_out() {
-    let mut desktop = DesktopSession::start_with_keyring();
-    let cloud = Cloud::start();
-    let user = cloud.sim().add_user("ada@example.com");
-    let home = Home::new(&cloud.origin(), &desktop.address);
-    let mut daemon = home.daemon("");
-    login(&home, &cloud, &user.user_id);
-    assert!(daemon.terminate().success());
-    desktop.stop_keyring();
-    let daemon = home.daemon("");
+    let (mut desktop, _cloud, user, home, daemon) = next_login_before_the_keyring();
     // Signed out while the saved sign-in is still being restored (the keyring answers late).
     let logout = home.command(&["logout"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_secs(6));

@@ -145,7 +145,7 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str) -> (BTreeSet<String>,
     // Shuffle Run ends and hand-off steps together, keeping each hand-off's steps in order.
     let mut order: Vec<(usize, usize)> = Vec::new();
     let mut pending_runs: Vec<usize> = (0..RUNS).collect();
-    let mut next_step = vec![0usize; HANDOFFS];
+    let mut next_step = [0usize; HANDOFFS];
     loop {
         let open: Vec<usize> = (0..HANDOFFS).filter(|&h| next_step[h] < 4).collect();
         if pending_runs.is_empty() && open.is_empty() {

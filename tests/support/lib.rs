@@ -82,19 +82,7 @@ impl DesktopSession {
     /// Stops the Secret Service (gnome-keyring-daemon) on this bus, as at a logout or before it
     /// started at login.
     pub fn stop_keyring(&self) {
-        let out = Command::new("dbus-send")
-            .args([
-                "--session",
-                "--print-reply",
-                "--dest=org.freedesktop.DBus",
-                "/org/freedesktop/DBus",
-                "org.freedesktop.DBus.GetConnectionUnixProcessID",
-                "string:org.freedesktop.secrets",
-            ])
-            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
-            .output()
-            .unwrap();
-        let reply = String::from_utf8_lossy(&out.stdout);
+        let reply = self.ask_bus("GetConnectionUnixProcessID", "org.freedesktop.secrets");
         let pid = reply.split_whitespace().last().and_then(|p| p.parse::<u32>().ok()).expect("the keyring's pid");
         signal(pid, "TERM");
         wait_until("the Secret Service gone", Duration::from_secs(10), || !self.name_has_owner("org.freedesktop.secrets"));
@@ -205,19 +193,24 @@ impl DesktopSession {
 
     /// Whether a name is owned on this session's bus.
     pub fn name_has_owner(&self, name: &str) -> bool {
+        self.ask_bus("NameHasOwner", name).contains("boolean true")
+    }
+
+    /// `org.freedesktop.DBus.METHOD(name)` on this session's bus; the reply as dbus-send prints it.
+    fn ask_bus(&self, method: &str, name: &str) -> String {
         let out = Command::new("dbus-send")
             .args([
                 "--session",
                 "--print-reply",
                 "--dest=org.freedesktop.DBus",
                 "/org/freedesktop/DBus",
-                "org.freedesktop.DBus.NameHasOwner",
+                &format!("org.freedesktop.DBus.{method}"),
                 &format!("string:{name}"),
             ])
             .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .output()
             .unwrap();
-        String::from_utf8_lossy(&out.stdout).contains("boolean true")
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// `secret-tool lookup service cmux-tray username ACCOUNT`: the stored secret, if any. A

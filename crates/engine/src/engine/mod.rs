@@ -3,6 +3,13 @@
 //!
 //! It holds no product rule of its own: what is news is `notice`, what is durable is `outbox`,
 //! how to ask is `follow`. Nothing here is global; tests build several engines side by side.
+//!
+//! This file holds the handle, follows, local notices, focus and the status; beside it:
+//! - `account`: signing in, staying signed in (renewal, the saved sign-in), signing out;
+//! - `deliver`: untold notices through the delivery policy to banners, one failure at a time;
+//! - `click`: what a click, a menu line or an `open` link opens;
+//! - `keep`: what is kept and how long (cards, the history);
+//! - `settings`: the `[delivery]` settings in force, and the pause.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -16,7 +23,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::clock::Clock;
 use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Me, Run, RunId, Team, TeamId};
-use crate::desktop::{Desktop, DesktopEvent};
+use crate::desktop::Desktop;
 use crate::follow::{FollowError, Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
 use crate::notice::local::LocalPost;
 use crate::notice::{self, Notice, Source};
@@ -31,6 +38,7 @@ pub const SIGN_IN_RESTORE_WAIT: Duration = Duration::from_secs(20);
 const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
 
 mod account;
+mod click;
 mod deliver;
 mod keep;
 mod settings;
@@ -847,93 +855,6 @@ impl Engine {
                         this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
                         this.changed();
                     }
-                }
-            }
-        });
-    }
-
-    /// Opens a followed item (`run:<id>`, `handoff:<id>`) from a menu: as a click on its last
-    /// banner would (its tab, a workspace on its host, or its card). Returns false when nothing
-    /// was told about it yet; the shell then shows the item itself.
-    pub async fn open_item(&self, item: &str) -> Result<bool, EngineError> {
-        let Some(notice) = self.inner.outbox.latest_told(item)? else { return Ok(false) };
-        self.reveal(notice).await;
-        Ok(true)
-    }
-
-    /// Opens a notice as a click on its banner does (a tray menu line, a `cmux-tray://open/…`
-    /// link). Returns whether the notice is known.
-    pub async fn open_notice(&self, key: &str) -> Result<bool, EngineError> {
-        let Some(notice) = self.inner.outbox.notice(key)? else { return Ok(false) };
-        self.reveal(notice).await;
-        Ok(true)
-    }
-
-    /// A hand-off made on this machine whose session no tab shows: a workspace on its host
-    /// (docs/notices.md §4). `None` for anything else.
-    fn host_link(&self, notice: &StoredNotice) -> Option<String> {
-        let id = notice.item.strip_prefix("handoff:")?;
-        let host = notice.host.as_deref()?;
-        let made_here = self.inner.outbox.follow(FollowKind::Handoff, id).ok().flatten().is_some_and(|f| f.made_here);
-        made_here.then(|| crate::reveal::ssh_link(host, &notice.title)).flatten()
-    }
-
-    /// A click: open what the notice points at, and mark it read only when that worked. What
-    /// only the app can show (a card, the history) goes to the shell as an event.
-    async fn reveal(&self, notice: StoredNotice) {
-        // A cloud session a terminal reported (session.attach) is revealed in that terminal.
-        let session_surface = notice.session_id.as_deref().and_then(|s| self.inner.outbox.session_surface(s).ok().flatten());
-        let target = match session_surface.and_then(|(ws, sf)| crate::reveal::surface_link(Some(&ws), sf.as_deref())) {
-            Some(link) => crate::reveal::Target::Link(link),
-            None => match self.host_link(&notice) {
-                Some(link) => crate::reveal::Target::Link(link),
-                None => crate::reveal::target(&notice),
-            },
-        };
-        match target {
-            crate::reveal::Target::Link(url) => match crate::reveal::open_link(&url).await {
-                Ok(()) => {
-                    tracing::info!(key = %notice.key, %url, "revealed");
-                    if let Err(e) = self.inner.outbox.mark_read(&notice.key, self.inner.clock.now_ms()) {
-                        tracing::warn!("marking {} read: {e}", notice.key);
-                    }
-                    self.changed();
-                }
-                Err(e) => tracing::warn!(key = %notice.key, "the click could not be followed: {e}"),
-            },
-            crate::reveal::Target::App { .. } => {
-                let _ = self.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
-            }
-        }
-    }
-
-    /// Clicks open what their banner told; a notification server's arrival wakes the deliverer,
-    /// so what waited for one goes out now.
-    fn spawn_desktop_events(&self) {
-        let Some(mut events) = self.inner.desktop.events() else { return };
-        let this = self.clone();
-        self.inner.tracker.spawn(async move {
-            loop {
-                let event = tokio::select! {
-                    _ = this.inner.shutdown.cancelled() => return,
-                    e = events.recv() => match e { Some(e) => e, None => return },
-                };
-                let click = match event {
-                    DesktopEvent::ServerAppeared => {
-                        tracing::info!("a notification server appeared");
-                        this.inner.deliver.notify_one();
-                        continue;
-                    }
-                    DesktopEvent::Clicked(click) => click,
-                };
-                match this.inner.outbox.notice_by_banner(click.banner_id) {
-                    // Each click on its own task: a stuck opener never holds the next click.
-                    Ok(Some(notice)) => {
-                        let revealing = this.clone();
-                        this.inner.tracker.spawn(async move { revealing.reveal(notice).await });
-                    }
-                    Ok(None) => tracing::debug!(banner = click.banner_id, "a click on a banner that is not ours"),
-                    Err(e) => tracing::warn!("reading the clicked notice: {e}"),
                 }
             }
         });
