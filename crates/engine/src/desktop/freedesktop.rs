@@ -101,8 +101,16 @@ impl Freedesktop {
         if let Some(known) = *cache.lock().unwrap_or_else(|p| p.into_inner()) {
             return Ok(known);
         }
-        let reply = self.call(conn, "GetCapabilities", &()).await?;
-        let caps: Vec<String> = reply.body().deserialize().map_err(|e| DesktopError::Unavailable(e.to_string()))?;
+        // A server that cannot say (an error answer, a strange reply) is taken at its word as
+        // rendering no markup: its banners still go out, as sent.
+        let caps: Vec<String> = match self.call(conn, "GetCapabilities", &()).await {
+            Ok(reply) => reply.body().deserialize().unwrap_or_default(),
+            Err(DesktopError::Refused(why)) => {
+                tracing::info!("the notification server did not list its capabilities ({why}): bodies go as they are");
+                Vec::new()
+            }
+            Err(absent) => return Err(absent),
+        };
         let markup = caps.iter().any(|c| c == "body-markup");
         *cache.lock().unwrap_or_else(|p| p.into_inner()) = Some(markup);
         Ok(markup)

@@ -168,6 +168,9 @@ impl Engine {
     /// it is over.
     fn settling(&self, fresh: &[&StoredNotice]) -> Option<Duration> {
         let now = Instant::now();
+        // A banner the server refused waits for its own next try, not in anyone's burst.
+        let tried = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect::<std::collections::HashSet<_>>();
+        let fresh: Vec<&&StoredNotice> = fresh.iter().filter(|n| !tried.contains(&n.key)).collect();
         let mut seen = self.inner.first_seen.lock().unwrap_or_else(|p| p.into_inner());
         let keys: std::collections::HashSet<&str> = fresh.iter().map(|n| n.key.as_str()).collect();
         seen.retain(|k, _| keys.contains(k.as_str()));
