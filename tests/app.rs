@@ -657,7 +657,12 @@ fn the_app_says_why_it_cannot_start_in_the_terminal_and_a_dialog_and_exits_non_z
         .stdin(Stdio::null())
         .spawn()
         .unwrap();
-    wait_until("the dialog", LIMIT, || desktop.window_titled("cmux-tray"));
+    let said = || std::fs::read_to_string(log.with_extension("err")).unwrap_or_default();
+    let start = std::time::Instant::now();
+    while !desktop.window_titled("cmux-tray") {
+        assert!(start.elapsed() < LIMIT, "no dialog within {LIMIT:?}; the app said:\n{}", said());
+        std::thread::sleep(Duration::from_millis(50));
+    }
     desktop.screenshot("cannot-start-dialog");
     let err = std::fs::read_to_string(log.with_extension("err")).unwrap();
     assert!(err.contains("cannot start: another cmux-tray engine is running"), "{err}");

@@ -117,31 +117,25 @@ impl DesktopSession {
 
     fn with_display(self) -> DesktopSession {
         let mut session = self;
-        for _ in 0..20 {
-            let n = 100 + rand::random_range(0..800);
-            if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
-                continue;
-            }
-            let mut xvfb = Command::new("Xvfb")
-                .args([&format!(":{n}"), "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("Xvfb starts (package xvfb)");
-            let socket = format!("/tmp/.X11-unix/X{n}");
-            let start = Instant::now();
-            while !Path::new(&socket).exists() && start.elapsed() < Duration::from_secs(10) {
-                if xvfb.try_wait().ok().flatten().is_some() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if Path::new(&socket).exists() {
+        // Xvfb picks a free display itself and says which (-displayfd): tests side by side never
+        // share one, and a display a killed Xvfb left behind is never taken for ours.
+        let mut xvfb = Command::new("Xvfb")
+            .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb starts (package xvfb)");
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(xvfb.stdout.take().expect("piped")), &mut line);
+        match line.trim().parse::<u32>() {
+            Ok(n) => {
                 session.extras.push(xvfb);
                 session.display = Some(format!(":{n}"));
-                break;
             }
-            let _ = xvfb.kill();
+            Err(_) => {
+                let _ = xvfb.kill();
+                let _ = xvfb.wait();
+            }
         }
         assert!(session.display.is_some(), "no virtual display could be started");
         let watcher = Command::new("status-notifier-watcher")
