@@ -118,9 +118,12 @@ impl DesktopSession {
     fn with_display(self) -> DesktopSession {
         let mut session = self;
         // Xvfb picks a free display itself and says which (-displayfd): tests side by side never
-        // share one, and a display a killed Xvfb left behind is never taken for ours.
+        // share one, and a display a killed Xvfb left behind is never taken for ours. -noreset:
+        // by default the server resets whenever its last client leaves (each xdotool call), and a
+        // client connecting during that reset is refused (3 in 300 here), which GTK takes for
+        // "no display".
         let mut xvfb = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .args(["-displayfd", "1", "-noreset", "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
