@@ -95,7 +95,7 @@ fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, 
         loop {
             match events.recv().await {
                 Ok(EngineEvent::Clicked { notice }) => {
-                    windows::open_item(&handle, &notice.item);
+                    windows::open_clicked(&handle, &notice);
                     let _ = clicked_engine.revealed(&notice.key).await;
                 }
                 Ok(EngineEvent::Changed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {

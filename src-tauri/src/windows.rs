@@ -43,6 +43,16 @@ pub fn open_item(app: &AppHandle, item: &str) {
     open(app, Page::History, query.as_deref());
 }
 
+/// Shows what a click opened in the app: a Run's or hand-off's card, or for a terminal's notice
+/// (whose place is gone) that notice's own card, which says why.
+pub fn open_clicked(app: &AppHandle, notice: &cmux_tray_engine::outbox::StoredNotice) {
+    if notice.item.starts_with("run:") || notice.item.starts_with("handoff:") {
+        return open_item(app, &notice.item);
+    }
+    let key: String = url::form_urlencoded::byte_serialize(notice.key.as_bytes()).collect();
+    open(app, Page::History, Some(&format!("notice={key}")));
+}
+
 /// Shows the page's window, creating it if it is not open; `query` is passed to the page (an
 /// open window is taken to it).
 pub fn open(app: &AppHandle, page: Page, query: Option<&str>) {

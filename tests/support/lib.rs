@@ -265,6 +265,63 @@ impl DesktopSession {
         self.extras.push(bar);
     }
 
+    /// An EWMH window manager (openbox) on the virtual display: `_NET_ACTIVE_WINDOW` then
+    /// follows the focus and is what a click's raise is read back from.
+    pub fn start_window_manager(&mut self) {
+        let display = self.display.clone().expect("a display");
+        let wm = Command::new("openbox")
+            .env("DISPLAY", &display)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("openbox starts (package openbox)");
+        self.extras.push(wm);
+        wait_until("the window manager", Duration::from_secs(10), || self.xprop_root("_NET_SUPPORTING_WM_CHECK").contains("window id"));
+    }
+
+    /// `xprop -root NAME` on the virtual display.
+    pub fn xprop_root(&self, name: &str) -> String {
+        let out = Command::new("xprop").args(["-root", name]).env("DISPLAY", self.display.as_deref().expect("a display")).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The window the window manager says is active (`_NET_ACTIVE_WINDOW`), if any.
+    pub fn active_window(&self) -> Option<u32> {
+        let text = self.xprop_root("_NET_ACTIVE_WINDOW");
+        let hex = text.split("# ").nth(1)?.trim().split(',').next()?.trim().trim_start_matches("0x").to_string();
+        u32::from_str_radix(&hex, 16).ok().filter(|w| *w != 0)
+    }
+
+    /// Starts a program on the virtual display in this home's environment; it ends with the
+    /// session.
+    pub fn spawn_on_display(&mut self, home: &Home, program: &str, args: &[&str]) -> u32 {
+        let child = home
+            .program(Path::new(program), args)
+            .env("DISPLAY", self.display.as_deref().expect("a display"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} starts: {e}"));
+        let pid = child.id();
+        self.extras.push(child);
+        pid
+    }
+
+    /// The managed top-level window of a process (`xdotool search --pid`), once it is mapped.
+    pub fn window_of(&self, pid: u32) -> u32 {
+        let mut window = 0;
+        wait_until("the program's window", Duration::from_secs(30), || {
+            let clients = self.xprop_root("_NET_CLIENT_LIST");
+            let found = self.xdotool(&["search", "--onlyvisible", "--pid", &pid.to_string()]);
+            window =
+                found.lines().filter_map(|l| l.trim().parse::<u32>().ok()).find(|w| clients.contains(&format!("0x{w:x}"))).unwrap_or(0);
+            window != 0
+        });
+        window
+    }
+
     /// `xdotool ARGS` on the virtual display.
     pub fn xdotool(&self, args: &[&str]) -> String {
         let out = Command::new("xdotool").args(args).env("DISPLAY", self.display.as_deref().expect("a display")).output().unwrap();

@@ -38,6 +38,14 @@ pub fn codex(payload: &Value) -> Option<Post> {
     Some(Post { title: "Codex".into(), subtitle: project(payload), body: last.unwrap_or("Turn complete").to_string() })
 }
 
+/// The agent's session: Claude Code's `session_id`, Codex's `thread-id`. A hand-off that carries
+/// this session to the cloud names it as its `sessionId`, so the hook reports it (session.attach)
+/// and a click on the hand-off's banner comes back to this terminal.
+pub fn session_of(payload: &Value) -> Option<String> {
+    let id = payload["session_id"].as_str().or_else(|| payload["thread-id"].as_str())?.trim();
+    (!id.is_empty() && id.len() <= 200 && id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))).then(|| id.to_string())
+}
+
 fn project(payload: &Value) -> String {
     payload["cwd"].as_str().map(|c| project_of(std::path::Path::new(c))).unwrap_or_default()
 }
@@ -66,6 +74,14 @@ mod tests {
         assert_eq!(claude(&idle, true).unwrap().title, "Claude Code");
         assert!(claude(&json!({"hook_event_name": "PreToolUse"}), true).is_none());
         assert!(claude(&json!({}), true).is_none());
+    }
+
+    #[test]
+    fn the_agents_session_is_read_when_it_has_an_ids_shape() {
+        assert_eq!(session_of(&json!({"session_id": "4f1c-22aa"})).as_deref(), Some("4f1c-22aa"));
+        assert_eq!(session_of(&json!({"thread-id": "th_1"})).as_deref(), Some("th_1"));
+        assert_eq!(session_of(&json!({"session_id": "a b; rm"})), None);
+        assert_eq!(session_of(&json!({})), None);
     }
 
     #[test]

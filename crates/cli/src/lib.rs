@@ -106,9 +106,19 @@ enum Command {
         /// [notify] wrap_threshold).
         #[arg(long, value_parser = threshold_seconds)]
         threshold: Option<f64>,
+        /// The cloud session this command shows (an agent's session handed off to the cloud):
+        /// reported first, so a click on that session's banner comes back to this terminal.
+        #[arg(long, value_name = "SESSION_ID")]
+        session: Option<String>,
         /// The command and its arguments, after `--`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
+    },
+    /// Tell the tray this terminal shows a cloud session (a hand-off's or a Run's sessionId): a
+    /// click on its banner then brings this terminal (tmux pane, kitty window …) forward.
+    Attach {
+        /// The session id, as the hand-off or the Run's receipt names it.
+        session_id: String,
     },
     /// Turn an agent's hook call into a notice: `claude` (payload on stdin) or `codex` (payload
     /// as the argument).
@@ -243,6 +253,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("banners resumed");
             Ok(())
         }
+        Command::Attach { session_id } => {
+            notify::attach(&paths, &environment(), &session_id)
+                .await
+                .map_err(|why| anyhow::anyhow!("the session was not reported: {why}"))?;
+            println!("a click on session {session_id}'s banners comes back to this terminal");
+            Ok(())
+        }
         Command::Hook { agent, payload } => {
             hook_main(&paths, agent, payload).await;
             Ok(())
@@ -339,8 +356,14 @@ async fn hook_main(paths: &Paths, agent: Agent, payload: Option<String>) {
         Agent::Claude => hook::claude(&payload, idle),
         Agent::Codex => hook::codex(&payload),
     };
+    let env = environment();
+    if let Some(session) = hook::session_of(&payload)
+        && let Err(why) = notify::attach(paths, &env, &session).await
+    {
+        tracing::debug!("cmux-tray hook: session not reported: {why}");
+    }
     if let Some(post) = post
-        && let Err(why) = notify::send(paths, &environment(), &notify::Overrides::default(), &post).await
+        && let Err(why) = notify::send(paths, &env, &notify::Overrides::default(), &post).await
     {
         eprintln!("cmux-tray hook: notice not sent: {why}");
     }
@@ -356,7 +379,7 @@ fn threshold_seconds(text: &str) -> Result<f64, String> {
 }
 
 fn wrap_main(cli: Cli) -> ExitCode {
-    let Command::Wrap { threshold, command } = cli.command else { unreachable!() };
+    let Command::Wrap { threshold, session, command } = cli.command else { unreachable!() };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -370,6 +393,11 @@ fn wrap_main(cli: Cli) -> ExitCode {
             .or_else(|| paths.as_ref().and_then(|p| notify_config(p).wrap_threshold))
             .filter(|t: &f64| t.is_finite() && *t >= 0.0)
             .unwrap_or(10.0);
+        if let (Some(session), Some(paths)) = (&session, &paths)
+            && let Err(why) = notify::attach(paths, &environment(), session).await
+        {
+            eprintln!("cmux-tray wrap: session not reported: {why}");
+        }
         let finished = wrap::run(&command, Duration::from_secs_f64(threshold)).await;
         if let (Some(post), Some(paths)) = (&finished.post, &paths)
             && let Err(why) = notify::send(paths, &environment(), &notify::Overrides::default(), post).await

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved};
+use cmux_tray_engine::terminal;
 
 /// What to post.
 #[derive(Clone, Debug, Default)]
@@ -44,7 +45,9 @@ pub fn resolve(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overri
     Ok(r)
 }
 
-/// Sends `post` with `notification.create_for_caller`. Returns the result, or why nothing went out.
+/// Sends `post` with `notification.create_for_caller`, with the terminal place this process runs
+/// in (tmux pane, kitty window, WezTerm pane, X11 window) for the click and the focus rule.
+/// Returns the result, or why nothing went out.
 pub async fn send(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overrides, post: &Post) -> Result<Value, String> {
     let resolved = resolve(paths, env, overrides)?;
     let socket = resolved.deliverable().map_err(String::from)?;
@@ -56,9 +59,30 @@ pub async fn send(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Ove
         "preferred_surface_id": resolved.surface_id,
         "caller_tty": caller_tty(),
         "prefer_tty": false,
+        "place": terminal::of_caller(env, std::process::id()).await,
     });
     let password = env.get("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty()).map(String::as_str);
     client::request(socket, "notification.create_for_caller", params, password, resolved.timeout).await
+}
+
+/// Tells the tray that this terminal shows a cloud session (`session.attach`): a click on that
+/// session's hand-off or Run banner then brings this terminal forward. Sends nothing when this
+/// process is in no terminal the tray can reach and not inside cmux.
+pub async fn attach(paths: &Paths, env: &BTreeMap<String, String>, session_id: &str) -> Result<(), String> {
+    let resolved = resolve(paths, env, &Overrides::default())?;
+    let socket = resolved.deliverable().map_err(String::from)?;
+    let place = terminal::of_caller(env, std::process::id()).await;
+    if place.is_none() && resolved.workspace_id.is_none() {
+        return Err("this terminal is none the tray can bring forward (no tmux, kitty, WezTerm or X11 window found)".into());
+    }
+    let params = json!({
+        "session_id": session_id,
+        "workspace_id": resolved.workspace_id,
+        "surface_id": resolved.surface_id,
+        "place": place,
+    });
+    let password = env.get("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty()).map(String::as_str);
+    client::request(socket, "session.attach", params, password, resolved.timeout).await.map(drop)
 }
 
 /// The terminal this process runs in, when stdin is one.

@@ -9,6 +9,8 @@
 //! - [`desktop`]: post, replace and withdraw banners; hear clicks (freedesktop D-Bus).
 //! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands.
 //! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it.
+//! - [`terminal`]: where a notice came from (tmux, kitty, WezTerm, X11), bringing it forward, and
+//!   whether the person is looking at it.
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
 //! - [`view`]: what a tray menu or window shows (icon state, menu lines), derived purely.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
@@ -28,6 +30,7 @@ pub mod policy;
 pub mod private;
 pub mod reveal;
 pub mod secrets;
+pub mod terminal;
 pub mod view;
 
 pub use engine::{Asked, Engine, EngineError, EngineEvent, EngineOptions, Status};

@@ -4,17 +4,6 @@
 //! with the `cmux://` scheme; no text from a server or an agent ever reaches a shell or is
 //! opened as a path. Opening goes through the platform's opener with the URL as one argument.
 
-use crate::outbox::StoredNotice;
-
-/// Where a click takes the person.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// A cmux deep link.
-    Link(String),
-    /// This app's own history or card (the shell's window).
-    App { notice_key: String },
-}
-
 /// A cmux id: a UUID, any case.
 pub fn is_cmux_id(s: &str) -> bool {
     let groups: Vec<&str> = s.split('-').collect();
@@ -56,13 +45,6 @@ pub fn ssh_link(host: &str, title: &str) -> Option<String> {
     Some(url.to_string().replace('+', "%20"))
 }
 
-/// The target of a click on this notice's banner.
-pub fn target(notice: &StoredNotice) -> Target {
-    surface_link(notice.workspace_id.as_deref(), notice.surface_id.as_deref())
-        .map(Target::Link)
-        .unwrap_or_else(|| Target::App { notice_key: notice.key.clone() })
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     #[error("not a link this app opens: {0:?}")]
@@ -84,11 +66,13 @@ const OPENER: &str = "open";
 const OPENER: &str = "xdg-open";
 
 /// Opens a `cmux://` link with the platform's opener; `Ok` only when the opener said it did.
-pub async fn open_link(url: &str) -> Result<(), OpenError> {
+/// `activation` (the token a Wayland notification server sent with the click) is handed to the
+/// opener as `XDG_ACTIVATION_TOKEN`, so the app it starts may take the focus.
+pub async fn open_link(url: &str, activation: Option<&str>) -> Result<(), OpenError> {
     if !url.starts_with("cmux://") {
         return Err(OpenError::NotAllowed(url.into()));
     }
-    open(url).await
+    open(url, activation).await
 }
 
 /// Opens the sign-in page in the browser: an https page, or http on loopback (the simulator).
@@ -99,15 +83,19 @@ pub async fn open_sign_in_page(url: &str) -> Result<(), OpenError> {
     if !allowed {
         return Err(OpenError::NotAllowed(url.into()));
     }
-    open(url).await
+    open(url, None).await
 }
 
 /// The platform's opener, the URL as its one argument.
-async fn open(url: &str) -> Result<(), OpenError> {
+async fn open(url: &str, activation: Option<&str>) -> Result<(), OpenError> {
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(OpenError::NotAllowed(url.into()));
     }
-    let mut child = crate::private::person_command(OPENER)
+    let mut command = crate::private::person_command(OPENER);
+    if let Some(token) = activation {
+        command.env("XDG_ACTIVATION_TOKEN", token);
+    }
+    let mut child = command
         .arg(url)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -153,7 +141,7 @@ mod tests {
     #[tokio::test]
     async fn only_cmux_links_are_opened() {
         for bad in ["https://example.com", "file:///etc/passwd", "cmux://x y", "/bin/sh"] {
-            assert!(matches!(open_link(bad).await, Err(OpenError::NotAllowed(_))), "{bad}");
+            assert!(matches!(open_link(bad, None).await, Err(OpenError::NotAllowed(_))), "{bad}");
         }
     }
 }

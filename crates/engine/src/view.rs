@@ -193,6 +193,8 @@ mod tests {
             local_body: None,
             host: None,
             failure: None,
+            place: None,
+            reveal_note: None,
         }
     }
 

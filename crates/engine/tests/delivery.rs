@@ -129,7 +129,8 @@ async fn a_focused_surface_gets_no_banner_and_viewing_marks_read() {
     // A hand-off whose session a terminal shows, focused: no banner either.
     let ho = w.handoff(None, false);
     let session = w.sim.sim.handoff(ho.as_str()).unwrap()["sessionId"].as_str().unwrap().to_string();
-    w.engine.attach_session(&session, ws, Some(sf)).unwrap();
+    let shown = cmux_tray_engine::outbox::SessionShown { workspace_id: Some(ws.into()), surface_id: Some(sf.into()), place: None };
+    w.engine.attach_session(&session, &shown).unwrap();
     w.engine.follow_handoff(&ho).unwrap();
     w.sim.sim.update_handoff(ho.as_str(), cmux_cloud_sim::HandoffChange::status("done"));
     pass(SECS(10)).await;

@@ -164,7 +164,8 @@ async fn v2_methods_and_their_exact_replies() {
         .ask_json(json!({"id": 10, "method": "session.attach", "params": {"session_id": "sess_1", "workspace_id": ws, "surface_id": sf}}))
         .await;
     assert_eq!(r["result"], json!({}));
-    assert_eq!(s.engine.outbox().session_surface("sess_1").unwrap(), Some((ws.to_string(), Some(sf.to_string()))));
+    let shown = s.engine.outbox().session_shown("sess_1").unwrap().unwrap();
+    assert_eq!((shown.workspace_id.as_deref(), shown.surface_id.as_deref(), shown.place), (Some(ws), Some(sf), None));
     let r =
         c.ask_json(json!({"id": 11, "method": "surface.focus", "params": {"workspace_id": ws, "surface_id": sf, "focused": true}})).await;
     assert_eq!(r["ok"], true);

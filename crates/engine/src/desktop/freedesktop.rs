@@ -226,6 +226,7 @@ async fn listen(
 ) -> zbus::Result<tokio::task::JoinHandle<()>> {
     let dbus = zbus::fdo::DBusProxy::new(conn).await?;
     let clicks = zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE).member("ActionInvoked").build()?;
+    let tokens = zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE).member("ActivationToken").build()?;
     let owner = zbus::MatchRule::builder()
         .msg_type(zbus::message::Type::Signal)
         .sender("org.freedesktop.DBus")
@@ -236,8 +237,11 @@ async fn listen(
     // A stream made before the rules are added misses nothing they let through.
     let mut stream = zbus::MessageStream::from(conn);
     dbus.add_match_rule(clicks).await?;
+    dbus.add_match_rule(tokens).await?;
     dbus.add_match_rule(owner).await?;
     Ok(tokio::spawn(async move {
+        // The spec sends a click's activation token just before its ActionInvoked.
+        let mut token: Option<(u32, String)> = None;
         while let Some(Ok(msg)) = stream.next().await {
             let header = msg.header();
             if header.message_type() != zbus::message::Type::Signal {
@@ -246,9 +250,23 @@ async fn listen(
             let event = match header.member().map(|m| m.as_str()) {
                 Some("ActionInvoked") if header.interface().is_some_and(|i| i.as_str() == IFACE) => {
                     match msg.body().deserialize::<(u32, String)>() {
-                        Ok((banner_id, action)) if action == "default" => DesktopEvent::Clicked(Click { banner_id }),
+                        Ok((banner_id, action)) if action == "default" => {
+                            let activation_token = token.take().filter(|(id, _)| *id == banner_id).map(|(_, t)| t);
+                            DesktopEvent::Clicked(Click { banner_id, activation_token })
+                        }
                         _ => continue,
                     }
+                }
+                Some("ActivationToken") if header.interface().is_some_and(|i| i.as_str() == IFACE) => {
+                    // Kept only when it is a token's plain shape: it goes into a child's environment.
+                    if let Ok((banner_id, t)) = msg.body().deserialize::<(u32, String)>()
+                        && !t.is_empty()
+                        && t.len() <= 512
+                        && t.chars().all(|c| c.is_ascii_graphic())
+                    {
+                        token = Some((banner_id, t));
+                    }
+                    continue;
                 }
                 Some("NameOwnerChanged") => match msg.body().deserialize::<(String, String, String)>() {
                     Ok((name, _, new_owner)) if name == DEST => {

@@ -36,6 +36,9 @@ pub struct Banner {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Click {
     pub banner_id: u32,
+    /// The activation token the server sent just before the click (notification spec 1.2,
+    /// `ActivationToken`): on Wayland, what lets the window it brings forward take the focus.
+    pub activation_token: Option<String>,
 }
 
 /// What the notification server tells the engine.
@@ -112,7 +115,7 @@ impl Recording {
 
     /// Clicks a banner, as a person would.
     pub fn click(&self, banner_id: u32) {
-        self.tell(DesktopEvent::Clicked(Click { banner_id }));
+        self.tell(DesktopEvent::Clicked(Click { banner_id, activation_token: None }));
     }
 
     fn tell(&self, event: DesktopEvent) {

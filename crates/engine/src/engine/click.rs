@@ -1,12 +1,23 @@
 //! Click routing: what a banner click, a menu line or a `cmux-tray://open` link opens
-//! (docs/notices.md §4). A session a terminal reported opens in that terminal; a hand-off made
-//! here that no tab shows opens a workspace on its host; a local notice its surface; the rest the
-//! app's own card or history (an event for the shell). Each click runs on its own task, so a
-//! stuck opener never holds the next one; a notice is marked read only when its reveal worked.
+//! (docs/notices.md §4). In order: a notice from inside cmux opens its surface's `cmux://` link;
+//! a notice from a terminal brings that terminal place forward (tmux pane, kitty window, WezTerm
+//! pane, X11 window); a cloud session a terminal reported opens there; a hand-off made here that
+//! no tab shows opens a workspace on its host; the rest opens the app's own card or history (an
+//! event for the shell), as does a place that is gone, with a note saying so. Each click runs on
+//! its own task, so a stuck opener never holds the next one; a notice is marked read only when
+//! its reveal worked.
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
 use crate::outbox::{FollowKind, StoredNotice};
+use crate::terminal::{Place, RevealError};
+
+/// Where one click goes.
+enum Route {
+    Link(String),
+    Terminal(Place),
+    Card,
+}
 
 impl Engine {
     /// Opens a followed item (`run:<id>`, `handoff:<id>`) from a menu: as a click on its last
@@ -14,7 +25,7 @@ impl Engine {
     /// was told about it yet; the shell then shows the item itself.
     pub async fn open_item(&self, item: &str) -> Result<bool, EngineError> {
         let Some(notice) = self.inner.outbox.latest_told(item)? else { return Ok(false) };
-        self.reveal(notice).await;
+        self.reveal(notice, None).await;
         Ok(true)
     }
 
@@ -22,7 +33,7 @@ impl Engine {
     /// link). Returns whether the notice is known.
     pub async fn open_notice(&self, key: &str) -> Result<bool, EngineError> {
         let Some(notice) = self.inner.outbox.notice(key)? else { return Ok(false) };
-        self.reveal(notice).await;
+        self.reveal(notice, None).await;
         Ok(true)
     }
 
@@ -35,30 +46,68 @@ impl Engine {
         made_here.then(|| crate::reveal::ssh_link(host, &notice.title)).flatten()
     }
 
-    /// A click: open what the notice points at, and mark it read only when that worked. What
-    /// only the app can show (a card, the history) goes to the shell as an event.
-    async fn reveal(&self, notice: StoredNotice) {
+    fn route(&self, notice: &StoredNotice) -> Route {
+        if let Some(link) = crate::reveal::surface_link(notice.workspace_id.as_deref(), notice.surface_id.as_deref()) {
+            return Route::Link(link);
+        }
+        if let Some(place) = &notice.place {
+            return Route::Terminal(place.clone());
+        }
         // A cloud session a terminal reported (session.attach) is revealed in that terminal.
-        let session_surface = notice.session_id.as_deref().and_then(|s| self.inner.outbox.session_surface(s).ok().flatten());
-        let target = match session_surface.and_then(|(ws, sf)| crate::reveal::surface_link(Some(&ws), sf.as_deref())) {
-            Some(link) => crate::reveal::Target::Link(link),
-            None => match self.host_link(&notice) {
-                Some(link) => crate::reveal::Target::Link(link),
-                None => crate::reveal::target(&notice),
-            },
-        };
-        match target {
-            crate::reveal::Target::Link(url) => match crate::reveal::open_link(&url).await {
-                Ok(()) => {
-                    tracing::info!(key = %notice.key, %url, "revealed");
-                    if let Err(e) = self.inner.outbox.mark_read(&notice.key, self.inner.clock.now_ms()) {
-                        tracing::warn!("marking {} read: {e}", notice.key);
-                    }
-                    self.changed();
+        let shown = notice.session_id.as_deref().and_then(|s| self.inner.outbox.session_shown(s).ok().flatten());
+        if let Some(shown) = shown {
+            if let Some(link) = crate::reveal::surface_link(shown.workspace_id.as_deref(), shown.surface_id.as_deref()) {
+                return Route::Link(link);
+            }
+            if let Some(place) = shown.place {
+                return Route::Terminal(place);
+            }
+        }
+        match self.host_link(notice) {
+            Some(link) => Route::Link(link),
+            None => Route::Card,
+        }
+    }
+
+    /// A click: open what the notice points at, and mark it read only when that worked. What
+    /// only the app can show (a card, the history) goes to the shell as an event. `activation`
+    /// is the token the notification server sent with the click, passed on to what is opened.
+    async fn reveal(&self, notice: StoredNotice, activation: Option<String>) {
+        let revealed = match self.route(&notice) {
+            Route::Link(url) => match crate::reveal::open_link(&url, activation.as_deref()).await {
+                Ok(()) => Some(url),
+                Err(e) => {
+                    tracing::warn!(key = %notice.key, "the click could not be followed: {e}");
+                    return;
                 }
-                Err(e) => tracing::warn!(key = %notice.key, "the click could not be followed: {e}"),
             },
-            crate::reveal::Target::App { .. } => {
+            Route::Terminal(place) => match self.inner.terminals.reveal(&place, activation.as_deref()).await {
+                Ok(()) => Some(place.describe()),
+                Err(e) => {
+                    let note = match &e {
+                        RevealError::Gone(why) => format!("{why}, so this is what it said."),
+                        RevealError::Failed(why) => format!("It could not be brought forward ({why}), so this is what it said."),
+                    };
+                    tracing::info!(key = %notice.key, place = %place.describe(), "the click opens the card instead: {e}");
+                    if let Err(e) = self.inner.outbox.set_reveal_note(&notice.key, &note) {
+                        tracing::warn!("saving why {} opened its card: {e}", notice.key);
+                    }
+                    let notice = StoredNotice { reveal_note: Some(note), ..notice };
+                    let _ = self.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
+                    return;
+                }
+            },
+            Route::Card => None,
+        };
+        match revealed {
+            Some(what) => {
+                tracing::info!(key = %notice.key, %what, "revealed");
+                if let Err(e) = self.inner.outbox.mark_read(&notice.key, self.inner.clock.now_ms()) {
+                    tracing::warn!("marking {} read: {e}", notice.key);
+                }
+                self.changed();
+            }
+            None => {
                 let _ = self.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
             }
         }
@@ -87,7 +136,7 @@ impl Engine {
                     // Each click on its own task: a stuck opener never holds the next click.
                     Ok(Some(notice)) => {
                         let revealing = this.clone();
-                        this.inner.tracker.spawn(async move { revealing.reveal(notice).await });
+                        this.inner.tracker.spawn(async move { revealing.reveal(notice, click.activation_token).await });
                     }
                     Ok(None) => tracing::debug!(banner = click.banner_id, "a click on a banner that is not ours"),
                     Err(e) => tracing::warn!("reading the clicked notice: {e}"),

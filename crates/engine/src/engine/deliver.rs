@@ -89,7 +89,7 @@ impl Engine {
                 retry |= !self.show(&n, false, settings.attention).await?;
                 continue;
             }
-            let candidate = Candidate { source, urgent: n.urgent, focused: self.is_looking_at(&n) };
+            let candidate = Candidate { source, urgent: n.urgent, focused: self.is_looking_at(&n).await };
             match policy::gate(&settings, &candidate, &moment) {
                 Some(reason) => {
                     outbox.mark_told(&n.key, None, reason.as_str(), false, now_ms).map_err(|e| e.to_string())?;

@@ -4,10 +4,12 @@
 //! It holds no product rule of its own: what is news is `notice`, what is durable is `outbox`,
 //! how to ask is `follow`. Nothing here is global; tests build several engines side by side.
 //!
-//! This file holds the handle, follows, local notices, focus and the status; beside it:
+//! This file holds the handle, follows, local notices and the status; beside it:
 //! - `account`: signing in, staying signed in (renewal, the saved sign-in), signing out;
 //! - `deliver`: untold notices through the delivery policy to banners, one failure at a time;
-//! - `click`: what a click, a menu line or an `open` link opens;
+//! - `click`: what a click, a menu line or an `open` link opens (a terminal, a link, a card);
+//! - `focus`: the focus rule (what the person is looking at gets no banner), and what terminals
+//!   report about the sessions they show;
 //! - `keep`: what is kept and how long (cards, the history);
 //! - `settings`: the `[delivery]` settings in force, and the pause.
 
@@ -40,6 +42,7 @@ const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
 mod account;
 mod click;
 mod deliver;
+mod focus;
 mod keep;
 mod settings;
 
@@ -78,6 +81,8 @@ pub struct EngineOptions {
     pub config_file: Option<PathBuf>,
     /// Where the refresh token is kept; `None` keeps nothing (a token given directly).
     pub secrets: Option<crate::secrets::SecretStore>,
+    /// This machine's terminals: bringing a notice's place forward, and the focus rule.
+    pub terminals: Arc<dyn crate::terminal::Terminals>,
 }
 
 impl EngineOptions {
@@ -92,6 +97,7 @@ impl EngineOptions {
             limits: Limits::default(),
             config_file: None,
             secrets: None,
+            terminals: Arc::new(crate::terminal::System),
         }
     }
 }
@@ -180,6 +186,7 @@ struct Inner {
     outbox: Arc<Outbox>,
     follower: Follower,
     desktop: Arc<dyn Desktop>,
+    terminals: Arc<dyn crate::terminal::Terminals>,
     clock: Clock,
     session: Mutex<Option<Arc<Session>>>,
     /// Recent problems and when each was last seen (ms): shown for an hour after the last time.
@@ -246,6 +253,7 @@ impl Engine {
                 outbox,
                 follower,
                 desktop: opts.desktop,
+                terminals: opts.terminals,
                 clock: opts.clock,
                 session: Mutex::new(None),
                 problems: Mutex::new(Vec::new()),
@@ -622,31 +630,6 @@ impl Engine {
         Ok(())
     }
 
-    /// A terminal shows this cloud session (what a hand-off banner's click reveals).
-    pub fn attach_session(&self, session_id: &str, workspace_id: &str, surface_id: Option<&str>) -> Result<(), EngineError> {
-        self.inner.outbox.attach_session(session_id, workspace_id, surface_id, self.inner.clock.now_ms())?;
-        Ok(())
-    }
-
-    /// A terminal reports whether the person is looking at a surface. Looking at it marks what
-    /// came from it read, and takes those banners away.
-    pub async fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) -> Result<(), EngineError> {
-        let key = (workspace_id.to_string(), surface_id.map(String::from));
-        {
-            let mut set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
-            if focused {
-                set.insert(key);
-            } else {
-                set.remove(&key);
-            }
-        }
-        if focused {
-            let keys = self.inner.outbox.mark_read_for_surface(workspace_id, surface_id, self.inner.clock.now_ms())?;
-            self.withdraw_banners_of(&keys).await?;
-        }
-        Ok(())
-    }
-
     /// "Mark all read" (the tray): every notice read, their banners taken away.
     pub async fn mark_all_read(&self) -> Result<usize, EngineError> {
         let keys = self.inner.outbox.mark_all_read(self.inner.clock.now_ms())?;
@@ -663,37 +646,6 @@ impl Engine {
     /// What the tray shows now.
     pub fn tray_view(&self) -> Result<crate::view::TrayView, EngineError> {
         Ok(crate::view::tray_view(&self.status()?))
-    }
-
-    /// The app's window shows this item (`run:<id>`, `handoff:<id>`) to the person now, or
-    /// nothing (`None`): the same as a focused terminal surface. What was told about the item is
-    /// marked read and its banner withdrawn; what comes while it is shown gets no banner.
-    pub async fn set_viewing(&self, item: Option<&str>) -> Result<(), EngineError> {
-        {
-            let mut set = self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner());
-            set.clear();
-            set.extend(item.map(String::from));
-        }
-        let Some(item) = item else { return Ok(()) };
-        let keys = self.inner.outbox.mark_read_for_item(item, self.inner.clock.now_ms())?;
-        if !keys.is_empty() {
-            self.withdraw_banners_of(&keys).await?;
-        }
-        Ok(())
-    }
-
-    /// Whether the person is looking at what this notice is about.
-    fn is_looking_at(&self, n: &StoredNotice) -> bool {
-        if self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner()).contains(&n.item) {
-            return true;
-        }
-        if let Some(ws) = &n.workspace_id {
-            return self.is_focused(ws, n.surface_id.as_deref());
-        }
-        match n.session_id.as_deref().map(|s| self.inner.outbox.session_surface(s)) {
-            Some(Ok(Some((ws, sf)))) => self.is_focused(&ws, sf.as_deref()),
-            _ => false,
-        }
     }
 
     /// Takes away the banners of these notices where they are still their item's live banner.
@@ -715,12 +667,6 @@ impl Engine {
         if let Err(e) = self.inner.desktop.withdraw(banner).await {
             tracing::info!("withdrawing banner {banner}: {e}");
         }
-    }
-
-    /// Whether a terminal said the person is looking at this surface.
-    pub fn is_focused(&self, workspace_id: &str, surface_id: Option<&str>) -> bool {
-        let set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
-        set.contains(&(workspace_id.to_string(), surface_id.map(String::from))) || set.contains(&(workspace_id.to_string(), None))
     }
 
     pub fn status(&self) -> Result<Status, EngineError> {

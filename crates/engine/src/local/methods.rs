@@ -8,7 +8,8 @@ use super::protocol::{self, Request};
 use crate::cloud::{HandoffId, RunId};
 use crate::engine::{Engine, EngineError, SIGN_IN_RESTORE_WAIT};
 use crate::notice::local::LocalPost;
-use crate::outbox::StoredNotice;
+use crate::outbox::{SessionShown, StoredNotice};
+use crate::terminal::Place;
 
 /// What a connection knows about itself.
 pub struct Conn {
@@ -57,7 +58,7 @@ async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> Stri
         "ping" => "PONG".into(),
         "notify" => {
             let (title, subtitle, body) = protocol::split_payload(args);
-            match engine.post_local(LocalPost { title, subtitle, body, workspace_id: None, surface_id: None }) {
+            match engine.post_local(LocalPost { title, subtitle, body, workspace_id: None, surface_id: None, place: None }) {
                 Ok(_) => "OK".into(),
                 Err(e) => format!("ERROR: {e}"),
             }
@@ -68,7 +69,7 @@ async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> Stri
                 return "ERROR: Usage: notify_target <workspace_id> <surface_id> <title>|<subtitle>|<body>".into();
             };
             let (title, subtitle, body) = protocol::split_payload(payload.unwrap_or(""));
-            let post = LocalPost { title, subtitle, body, workspace_id: Some(ws.into()), surface_id: Some(sf.into()) };
+            let post = LocalPost { title, subtitle, body, workspace_id: Some(ws.into()), surface_id: Some(sf.into()), place: None };
             match engine.post_local(post) {
                 Ok(_) => "OK".into(),
                 Err(e) => format!("ERROR: {e}"),
@@ -124,6 +125,14 @@ fn optional(params: &Value, key: &str) -> Result<Option<String>, (&'static str, 
     Ok((!s.trim().is_empty()).then_some(s))
 }
 
+/// The terminal place a client sent (ours), checked field by field; absent or empty is none.
+fn place(params: &Value) -> Result<Option<Place>, (&'static str, String)> {
+    match params.get("place") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => Place::from_json(v).map(|p| (!p.is_empty()).then_some(p)).map_err(|e| ("invalid_params", e)),
+    }
+}
+
 fn required(params: &Value, key: &str) -> Result<String, (&'static str, String)> {
     optional(params, key)?.ok_or_else(|| ("invalid_params", format!("{key} is required")))
 }
@@ -160,6 +169,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
                 body: text(params, "body", "")?,
                 workspace_id: optional(params, ws_key)?,
                 surface_id: optional(params, sf_key)?,
+                place: place(params)?,
             };
             let n = engine.post_local(post).map_err(internal)?;
             let origin = n.local.unwrap_or_default();
@@ -198,8 +208,15 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
         }
         "session.attach" => {
             let session = required(params, "session_id")?;
-            let ws = required(params, "workspace_id")?;
-            engine.attach_session(&session, &ws, optional(params, "surface_id")?.as_deref()).map_err(internal)?;
+            let shown = SessionShown {
+                workspace_id: optional(params, "workspace_id")?,
+                surface_id: optional(params, "surface_id")?,
+                place: place(params)?,
+            };
+            if shown.workspace_id.is_none() && shown.place.is_none() {
+                return Err(("invalid_params", "workspace_id or place is required".into()));
+            }
+            engine.attach_session(&session, &shown).map_err(internal)?;
             Ok(json!({}))
         }
         "surface.focus" => {

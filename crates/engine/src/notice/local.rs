@@ -15,6 +15,8 @@ pub struct LocalPost {
     pub body: String,
     pub workspace_id: Option<String>,
     pub surface_id: Option<String>,
+    /// The terminal it was sent from, checked (see [`crate::terminal::Place`]).
+    pub place: Option<crate::terminal::Place>,
 }
 
 /// The notice for a local post, under a fresh cmux id.
@@ -25,10 +27,12 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
     let shown: Vec<&str> = [subtitle.as_str(), body.as_str()].into_iter().filter(|s| !s.is_empty()).collect();
     let clean = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(String::from);
     let (workspace_id, surface_id) = (clean(&post.workspace_id), clean(&post.surface_id));
-    // One live banner per terminal surface: its next notice replaces the last.
-    let item = match (&workspace_id, &surface_id) {
-        (Some(ws), Some(sf)) => format!("local:{ws}:{sf}"),
-        (Some(ws), None) => format!("local:{ws}"),
+    let place = post.place.clone().filter(|p| !p.is_empty());
+    // One live banner per terminal surface or pane: its next notice replaces the last.
+    let item = match (&workspace_id, &surface_id, place.as_ref().and_then(|p| p.key())) {
+        (Some(ws), Some(sf), _) => format!("local:{ws}:{sf}"),
+        (Some(ws), None, _) => format!("local:{ws}"),
+        (None, _, Some(key)) => format!("local:{key}"),
         _ => format!("local:{cmux_id}"),
     };
     Notice {
@@ -39,7 +43,7 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
         title: text::cut(&title, text::MAX_BODY_CHARS),
         body: text::cut(&shown.join(" — "), text::MAX_BODY_CHARS),
         urgent: false,
-        local: Some(LocalOrigin { cmux_id: cmux_id.into(), subtitle, body, workspace_id, surface_id }),
+        local: Some(LocalOrigin { cmux_id: cmux_id.into(), subtitle, body, workspace_id, surface_id, place }),
         session_id: None,
         host: None,
     }

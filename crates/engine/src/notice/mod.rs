@@ -74,6 +74,9 @@ pub struct LocalOrigin {
     pub body: String,
     pub workspace_id: Option<String>,
     pub surface_id: Option<String>,
+    /// The terminal it came from (tmux pane, kitty window …), for the click and the focus rule.
+    #[serde(default)]
+    pub place: Option<crate::terminal::Place>,
 }
 
 /// The item key (one live banner each).

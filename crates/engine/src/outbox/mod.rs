@@ -109,6 +109,32 @@ pub struct StoredNotice {
     /// Why its banner could not be shown (delivery `not shown`): what the server said.
     #[serde(default)]
     pub failure: Option<String>,
+    /// The terminal a local notice came from (schema 6; `None` before).
+    #[serde(default)]
+    pub place: Option<crate::terminal::Place>,
+    /// Why the last click opened this card rather than the terminal ("tmux pane %3 is gone").
+    #[serde(default)]
+    pub reveal_note: Option<String>,
+}
+
+/// Where a terminal shows a cloud session (`session.attach`): a cmux surface, a terminal place,
+/// or both.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionShown {
+    pub workspace_id: Option<String>,
+    pub surface_id: Option<String>,
+    pub place: Option<crate::terminal::Place>,
+}
+
+fn place_json(place: Option<&crate::terminal::Place>) -> Option<String> {
+    place.filter(|p| !p.is_empty()).and_then(|p| serde_json::to_string(p).ok())
+}
+
+/// A stored place; one that no longer reads (or checks) as a place is none: the click then opens
+/// the card, as for a place that is gone.
+fn read_place(text: Option<String>) -> Option<crate::terminal::Place> {
+    let place: crate::terminal::Place = serde_json::from_str(&text?).ok()?;
+    place.check().is_ok().then_some(place)
 }
 
 /// The signed-in account, as remembered.
@@ -465,21 +491,28 @@ impl Outbox {
     }
 
     /// A terminal reported that it shows this cloud session.
-    pub fn attach_session(&self, session_id: &str, workspace_id: &str, surface_id: Option<&str>, now: i64) -> Result<(), OutboxError> {
+    pub fn attach_session(&self, session_id: &str, shown: &SessionShown, now: i64) -> Result<(), OutboxError> {
         self.lock()
             .execute(
-                "INSERT INTO sessions (session_id, workspace_id, surface_id, attached_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (session_id) DO UPDATE SET workspace_id = ?2, surface_id = ?3, attached_at = ?4",
-                params![session_id, workspace_id, surface_id, now],
+                "INSERT INTO sessions (session_id, workspace_id, surface_id, place, attached_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (session_id) DO UPDATE SET workspace_id = ?2, surface_id = ?3, place = ?4, attached_at = ?5",
+                params![session_id, shown.workspace_id, shown.surface_id, place_json(shown.place.as_ref()), now],
             )
             .map(drop)
             .map_err(|e| self.err(e))
     }
 
-    /// Which workspace and surface show a cloud session, if a terminal said so.
-    pub fn session_surface(&self, session_id: &str) -> Result<Option<(String, Option<String>)>, OutboxError> {
+    /// Says why a click opened this notice's card instead of its terminal.
+    pub fn set_reveal_note(&self, key: &str, note: &str) -> Result<(), OutboxError> {
+        self.lock().execute("UPDATE notices SET reveal_note = ?2 WHERE key = ?1", params![key, note]).map(drop).map_err(|e| self.err(e))
+    }
+
+    /// Where a cloud session is shown, if a terminal said so.
+    pub fn session_shown(&self, session_id: &str) -> Result<Option<SessionShown>, OutboxError> {
         self.lock()
-            .query_row("SELECT workspace_id, surface_id FROM sessions WHERE session_id = ?1", [session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row("SELECT workspace_id, surface_id, place FROM sessions WHERE session_id = ?1", [session_id], |r| {
+                Ok(SessionShown { workspace_id: r.get(0)?, surface_id: r.get(1)?, place: read_place(r.get(2)?) })
+            })
             .optional()
             .map_err(|e| self.err(e))
     }
@@ -538,7 +571,7 @@ impl Outbox {
         let mut stmt = conn
             .prepare_cached(&format!(
                 "SELECT seq, key, item, source, status, title, body, urgent, created_at, state, told_at, banner_id, read_at,
-                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id, local_body, host, failure
+                        cmux_id, subtitle, workspace_id, surface_id, delivery, sound, session_id, local_body, host, failure, place, reveal_note
                  FROM notices WHERE {clause}"
             ))
             .map_err(|e| self.err(e))?;
@@ -568,6 +601,8 @@ impl Outbox {
                     local_body: r.get(20)?,
                     host: r.get(21)?,
                     failure: r.get(22)?,
+                    place: read_place(r.get(23)?),
+                    reveal_note: r.get(24)?,
                 })
             })
             .map_err(|e| self.err(e))?;
@@ -799,8 +834,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
     let local = n.local.clone().unwrap_or_default();
     let inserted = conn.execute(
         "INSERT OR IGNORE INTO notices (key, item, source, status, title, body, urgent, account, created_at, state,
-                                        cmux_id, subtitle, workspace_id, surface_id, session_id, local_body, host)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                                        cmux_id, subtitle, workspace_id, surface_id, session_id, local_body, host, place)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             n.key,
             n.item,
@@ -818,7 +853,8 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
             local.surface_id,
             n.session_id,
             n.local.as_ref().map(|l| l.body.clone()),
-            n.host
+            n.host,
+            place_json(local.place.as_ref())
         ],
     )?;
     Ok(inserted == 1)

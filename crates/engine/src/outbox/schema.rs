@@ -99,4 +99,23 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE notices ADD COLUMN failure TEXT;
     CREATE INDEX notices_created ON notices (created_at);
     "#,
+    // 6: the terminal a notice or a cloud session's tab is in (tmux pane, kitty window …; JSON of
+    //    `terminal::Place`), for the click and the focus rule; what a click could not reach
+    //    (the pane is gone), which the card it opened instead says. A session may be reported by its
+    //    terminal alone, so its workspace is no longer required.
+    r#"
+    ALTER TABLE notices ADD COLUMN place TEXT;
+    ALTER TABLE notices ADD COLUMN reveal_note TEXT;
+    CREATE TABLE sessions_6 (
+        session_id TEXT PRIMARY KEY,
+        workspace_id TEXT,
+        surface_id TEXT,
+        place TEXT,
+        attached_at INTEGER NOT NULL
+    );
+    INSERT INTO sessions_6 (session_id, workspace_id, surface_id, attached_at)
+        SELECT session_id, workspace_id, surface_id, attached_at FROM sessions;
+    DROP TABLE sessions;
+    ALTER TABLE sessions_6 RENAME TO sessions;
+    "#,
 ];

@@ -1,0 +1,73 @@
+//! kitty: a window is brought forward with `kitty @ focus-window --match id:N` on the socket its
+//! shell was given (`KITTY_LISTEN_ON`; kitty needs `allow_remote_control` and `listen_on`), and
+//! is looked at when `kitty @ ls` says it is the focused window of the focused tab of a focused
+//! OS window.
+
+use serde_json::Value;
+
+use super::place::KittyWindow;
+use super::process::{ToolError, run};
+use super::{Outcome, RevealError};
+
+async fn kitty(w: &KittyWindow, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
+    let mut all = vec!["@", "--to", &w.socket];
+    all.extend_from_slice(args);
+    run("kitty", &all, env).await
+}
+
+/// Where the window is in `kitty @ ls`: `None` when it is not listed, else whether it has the
+/// focus (its OS window, its tab and itself all focused).
+pub fn focus_in(ls: &Value, id: u64) -> Option<bool> {
+    for os in ls.as_array()? {
+        for tab in os["tabs"].as_array().into_iter().flatten() {
+            for w in tab["windows"].as_array().into_iter().flatten() {
+                if w["id"].as_u64() == Some(id) {
+                    let on = |v: &Value| v["is_focused"].as_bool().unwrap_or(false);
+                    return Some(on(os) && on(tab) && on(w));
+                }
+            }
+        }
+    }
+    None
+}
+
+async fn list(w: &KittyWindow) -> Result<Value, RevealError> {
+    let text = kitty(w, &["ls"], &[]).await.map_err(|e| match e {
+        ToolError::Failed { said, .. } => RevealError::Gone(format!("kitty at {} does not answer ({said})", w.socket)),
+        e => RevealError::Failed(e.to_string()),
+    })?;
+    serde_json::from_str(&text).map_err(|e| RevealError::Failed(format!("kitty @ ls: {e}")))
+}
+
+pub async fn reveal(w: &KittyWindow, env: &[(&str, &str)]) -> Result<Outcome, RevealError> {
+    if focus_in(&list(w).await?, w.window).is_none() {
+        return Err(RevealError::Gone(format!("kitty window {} is closed", w.window)));
+    }
+    kitty(w, &["focus-window", "--match", &format!("id:{}", w.window)], env).await.map_err(|e| RevealError::Failed(e.to_string()))?;
+    Ok(Outcome::default())
+}
+
+/// `Some(true)` when the window has the focus; `None` when kitty cannot be asked.
+pub async fn looked_at(w: &KittyWindow) -> Option<bool> {
+    let ls = list(w).await.ok()?;
+    Some(focus_in(&ls, w.window).unwrap_or(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_window_is_focused_only_when_its_os_window_and_tab_are() {
+        let ls = json!([{"id": 1, "is_focused": true, "tabs": [
+            {"id": 1, "is_focused": true, "windows": [{"id": 1, "is_focused": false}, {"id": 2, "is_focused": true}]},
+            {"id": 2, "is_focused": false, "windows": [{"id": 3, "is_focused": true}]}]}]);
+        assert_eq!(focus_in(&ls, 2), Some(true));
+        assert_eq!(focus_in(&ls, 1), Some(false));
+        assert_eq!(focus_in(&ls, 3), Some(false));
+        assert_eq!(focus_in(&ls, 9), None);
+        let unfocused = json!([{"id": 1, "is_focused": false, "tabs": [{"is_focused": true, "windows": [{"id": 2, "is_focused": true}]}]}]);
+        assert_eq!(focus_in(&unfocused, 2), Some(false));
+    }
+}

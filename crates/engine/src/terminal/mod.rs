@@ -1,0 +1,151 @@
+//! Terminals on this machine (docs/notices.md §4 "Terminals"): where a notice came from, bringing
+//! that place forward on a click, and whether the person is looking at it.
+//!
+//! One seam, [`Terminals`], with the system's own implementation ([`System`]) built from one
+//! adapter per terminal layer, innermost first: `tmux` (a pane in a server), `kitty` (a window,
+//! over its remote control), `wezterm` (a pane, over `wezterm cli`), then `x11` (the terminal's
+//! top-level window, through the window manager). `place` is the checked record of where, and
+//! `process` what the adapters share (a process's ancestors, running a terminal's own tool).
+
+pub mod kitty;
+pub mod place;
+pub mod process;
+pub mod tmux;
+pub mod wezterm;
+pub mod x11;
+
+use std::collections::BTreeMap;
+
+pub use place::Place;
+
+use crate::desktop::BoxFuture;
+
+/// Why a click could not bring the place forward.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RevealError {
+    /// The place is no more (pane closed, tmux server ended, window closed): the click opens the
+    /// notice's card instead, which says this.
+    #[error("{0}")]
+    Gone(String),
+    /// The place may be there but could not be brought forward (a tool missing or failing).
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// What an inner layer did: the process whose terminal window is to be raised next (a tmux or
+/// WezTerm client), and anything worth a log line.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub raise_pid: Option<u32>,
+    pub note: Option<String>,
+}
+
+/// The seam between the engine and the terminals.
+pub trait Terminals: Send + Sync {
+    /// Brings the place forward, innermost layer first, then its window. `activation` is the
+    /// token the notification server sent with the click (Wayland), passed on to what runs.
+    fn reveal<'a>(&'a self, place: &'a Place, activation: Option<&'a str>) -> BoxFuture<'a, Result<(), RevealError>>;
+    /// `Some(true)` when the person is looking at the place now; `None` when it cannot be told.
+    fn looked_at<'a>(&'a self, place: &'a Place) -> BoxFuture<'a, Option<bool>>;
+}
+
+/// This machine's terminals, through their own tools and the X11 window manager.
+#[derive(Clone, Debug, Default)]
+pub struct System;
+
+impl Terminals for System {
+    fn reveal<'a>(&'a self, place: &'a Place, activation: Option<&'a str>) -> BoxFuture<'a, Result<(), RevealError>> {
+        Box::pin(reveal(place, activation))
+    }
+
+    fn looked_at<'a>(&'a self, place: &'a Place) -> BoxFuture<'a, Option<bool>> {
+        Box::pin(looked_at(place))
+    }
+}
+
+async fn reveal(place: &Place, activation: Option<&str>) -> Result<(), RevealError> {
+    let env: Vec<(&str, &str)> = activation.map(|t| ("XDG_ACTIVATION_TOKEN", t)).into_iter().collect();
+    let inner = if let Some(t) = &place.tmux {
+        Some(tmux::reveal(t, &env).await?)
+    } else if let Some(k) = &place.kitty {
+        Some(kitty::reveal(k, &env).await?)
+    } else if let Some(w) = &place.wezterm {
+        Some(wezterm::reveal(w, &env).await?)
+    } else {
+        None
+    };
+    if let Some(note) = inner.as_ref().and_then(|o| o.note.as_deref()) {
+        tracing::info!("{note}");
+    }
+    // The terminal's window: the one of the client an inner layer switched, else the one the
+    // notice named.
+    let window = match (inner.as_ref().and_then(|o| o.raise_pid), x11::display_for(place.x11.as_ref())) {
+        (Some(pid), Some(display)) => x11::window_of_process(display, None, process::ancestors(pid)).await.ok().flatten(),
+        _ => place.x11.clone(),
+    };
+    let Some(window) = window else {
+        return match inner {
+            Some(_) => Ok(()), // the pane is current; no window to raise (a console, Wayland)
+            None => Err(RevealError::Failed("the notice names no terminal to bring forward".into())),
+        };
+    };
+    match x11::activate(window).await {
+        Ok(()) => Ok(()),
+        Err(x11::X11Error::Gone(w)) if inner.is_none() => Err(RevealError::Gone(format!("the terminal window 0x{w:x} is closed"))),
+        Err(e) if inner.is_none() => Err(RevealError::Failed(e.to_string())),
+        Err(e) => {
+            tracing::info!("the pane is current; its window was not raised: {e}");
+            Ok(())
+        }
+    }
+}
+
+async fn looked_at(place: &Place) -> Option<bool> {
+    let clients = if let Some(t) = &place.tmux {
+        tmux::clients_showing(t).await.ok()?
+    } else if let Some(k) = &place.kitty {
+        return kitty::looked_at(k).await;
+    } else if let Some(w) = &place.wezterm {
+        wezterm::clients_showing(w).await?
+    } else {
+        let x = place.x11.as_ref()?;
+        return Some(x11::active_window(x.display.clone()).await.ok()?? == x.window);
+    };
+    if clients.is_empty() {
+        return Some(false);
+    }
+    // A client shows the pane: it is looked at when that client's terminal window has the focus.
+    let display = x11::display_for(place.x11.as_ref())?;
+    let active = x11::active_window(display.clone()).await.ok()??;
+    for pid in clients {
+        if let Ok(Some(w)) = x11::window_of_process(display.clone(), None, process::ancestors(pid)).await
+            && w.window == active
+        {
+            return Some(true);
+        }
+    }
+    // No shown client's window is known to be the focused one; whether one is unknown (a console,
+    // ssh) cannot be told apart here, so the banner shows.
+    Some(false)
+}
+
+/// Where the calling process runs: read from its environment and process tree when a notice is
+/// sent (`notify`, `wrap`, `hook`). `None` when no terminal layer is known.
+pub async fn of_caller(env: &BTreeMap<String, String>, pid: u32) -> Option<Place> {
+    let mut place = place::from_env(env);
+    if let Some(t) = &mut place.tmux
+        && let Ok(Some((session, window))) = tmux::ids_of(t).await
+    {
+        t.session = Some(session);
+        t.window = Some(window);
+    }
+    // Inside tmux the environment's WINDOWID and ancestors are those of whichever terminal started
+    // the tmux server; the terminal that shows the pane is found from its client at the click.
+    if place.tmux.is_none()
+        && let Some(display) = env.get("DISPLAY").filter(|d| place::is_local_display(d))
+    {
+        let windowid = env.get("WINDOWID").and_then(|w| w.parse::<u32>().ok()).filter(|w| *w != 0);
+        place.x11 = x11::window_of_process(display.clone(), windowid, process::ancestors(pid)).await.ok().flatten();
+    }
+    (!place.is_empty()).then_some(place)
+}

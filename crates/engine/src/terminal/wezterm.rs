@@ -1,0 +1,99 @@
+//! WezTerm: a pane is brought forward with `wezterm cli activate-pane --pane-id N`, then the GUI
+//! window of the most recently used client is raised; it is looked at when a client's focused
+//! pane is it and that client's window has the focus. The socket a pane was given
+//! (`WEZTERM_UNIX_SOCKET`) is passed on the same way. WezTerm is not in Debian: this is checked
+//! against its documented CLI output (wezterm.org/cli), not a running WezTerm.
+
+use serde_json::Value;
+
+use super::place::WeztermPane;
+use super::process::{ToolError, run};
+use super::{Outcome, RevealError};
+
+/// Whether `wezterm cli list --format json` lists the pane.
+pub fn lists_pane(list: &Value, pane: u64) -> bool {
+    list.as_array().into_iter().flatten().any(|p| p["pane_id"].as_u64() == Some(pane))
+}
+
+/// From `wezterm cli list-clients --format json`: the client processes whose focused pane is
+/// this one, and the most recently used client (least idle) of all.
+pub fn clients(list: &Value, pane: u64) -> (Vec<u32>, Option<u32>) {
+    let all: Vec<&Value> = list.as_array().into_iter().flatten().collect();
+    let pid = |c: &Value| c["pid"].as_u64().and_then(|p| u32::try_from(p).ok());
+    let idle = |c: &Value| {
+        c["idle_time"]["secs"].as_u64().unwrap_or(u64::MAX).saturating_mul(1_000_000_000) + c["idle_time"]["nanos"].as_u64().unwrap_or(0)
+    };
+    let showing = all.iter().filter(|c| c["focused_pane_id"].as_u64() == Some(pane)).filter_map(|c| pid(c)).collect();
+    let recent = all.iter().min_by_key(|c| idle(c)).and_then(|c| pid(c));
+    (showing, recent)
+}
+
+/// The `wezterm` arguments for each request (and the socket, passed as WezTerm reads it).
+pub fn args(what: &str, pane: u64) -> Vec<String> {
+    match what {
+        "list" => vec!["cli".into(), "list".into(), "--format".into(), "json".into()],
+        "list-clients" => vec!["cli".into(), "list-clients".into(), "--format".into(), "json".into()],
+        _ => vec!["cli".into(), "activate-pane".into(), "--pane-id".into(), pane.to_string()],
+    }
+}
+
+async fn wezterm(p: &WeztermPane, what: &str, extra: &[(&str, &str)]) -> Result<String, ToolError> {
+    let args = args(what, p.pane);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let socket = p.socket.as_ref().map(|s| s.to_string_lossy().into_owned());
+    let mut env: Vec<(&str, &str)> = socket.as_deref().map(|s| ("WEZTERM_UNIX_SOCKET", s)).into_iter().collect();
+    env.extend_from_slice(extra);
+    run("wezterm", &args, &env).await
+}
+
+async fn json(p: &WeztermPane, what: &str) -> Result<Value, RevealError> {
+    let text = wezterm(p, what, &[]).await.map_err(|e| match e {
+        ToolError::Failed { said, .. } => RevealError::Gone(format!("WezTerm does not answer ({said})")),
+        e => RevealError::Failed(e.to_string()),
+    })?;
+    serde_json::from_str(&text).map_err(|e| RevealError::Failed(format!("wezterm cli {what}: {e}")))
+}
+
+pub async fn reveal(p: &WeztermPane, env: &[(&str, &str)]) -> Result<Outcome, RevealError> {
+    if !lists_pane(&json(p, "list").await?, p.pane) {
+        return Err(RevealError::Gone(format!("WezTerm pane {} is closed", p.pane)));
+    }
+    wezterm(p, "activate", env).await.map_err(|e| RevealError::Failed(e.to_string()))?;
+    let (_, recent) = clients(&json(p, "list-clients").await.unwrap_or_default(), p.pane);
+    Ok(Outcome { raise_pid: recent, note: None })
+}
+
+/// The client processes whose focused pane this is (their windows decide whether it is seen).
+pub async fn clients_showing(p: &WeztermPane) -> Option<Vec<u32>> {
+    Some(clients(&json(p, "list-clients").await.ok()?, p.pane).0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // The shapes wezterm.org/cli/cli/list.html and list-clients.html document.
+    #[test]
+    fn the_documented_json_is_read() {
+        let list = json!([{"window_id": 0, "tab_id": 0, "pane_id": 0, "workspace": "default",
+                           "size": {"rows": 24, "cols": 80}, "title": "wezterm cli list", "cwd": "file://foo/home/wez/"},
+                          {"window_id": 0, "tab_id": 1, "pane_id": 3, "workspace": "default"}]);
+        assert!(lists_pane(&list, 3));
+        assert!(!lists_pane(&list, 4));
+        let clients_json = json!([
+            {"username": "wez", "hostname": "foo", "pid": 1098536, "connection_elapsed": {"secs": 226, "nanos": 502667166},
+             "idle_time": {"secs": 0, "nanos": 502667166}, "workspace": "default", "focused_pane_id": 3},
+            {"username": "wez", "hostname": "foo", "pid": 77, "idle_time": {"secs": 9, "nanos": 0}, "focused_pane_id": 0}]);
+        assert_eq!(clients(&clients_json, 3), (vec![1098536], Some(1098536)));
+        assert_eq!(clients(&clients_json, 0), (vec![77], Some(1098536)));
+        assert_eq!(clients(&json!([]), 0), (vec![], None));
+    }
+
+    #[test]
+    fn the_documented_commands_are_asked() {
+        assert_eq!(args("activate", 3), ["cli", "activate-pane", "--pane-id", "3"]);
+        assert_eq!(args("list", 3), ["cli", "list", "--format", "json"]);
+        assert_eq!(args("list-clients", 3), ["cli", "list-clients", "--format", "json"]);
+    }
+}

@@ -1,0 +1,275 @@
+//! A click takes the person back to the terminal a notice came from, and nothing shows for the
+//! pane they are looking at (docs/notices.md §4 "Terminals"): Debian's tmux, kitty and xterm on
+//! a virtual display under an EWMH window manager (openbox), the real daemon (or app), and the
+//! recording notification server, whose click is the person's.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, wait_until};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A display with a window manager, the recorder on the bus, and a home.
+fn desktop() -> (DesktopSession, Cloud, Home) {
+    let mut desktop = DesktopSession::start_with_display();
+    desktop.start_window_manager();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    (desktop, cloud, home)
+}
+
+/// The daemon, seeing the display (it asks the window manager what is focused, and raises).
+fn daemon(desktop: &DesktopSession, home: &Home) -> Daemon {
+    home.daemon_with("no-token-needed-for-local-notices", &[("DISPLAY", desktop.display.as_deref().unwrap())])
+}
+
+/// A shell script that waits for `<dir>/go1`, posts "Turn 1", waits for `go2`, posts "Turn 2",
+/// and stays: a terminal's program, told when to speak.
+fn turns(dir: &Path) -> String {
+    let notify = bin("cmux-tray").display().to_string();
+    let mut script = String::new();
+    for i in 1..=2 {
+        let go = dir.join(format!("go{i}"));
+        script.push_str(&format!(
+            "while [ ! -e '{go}' ]; do sleep 0.05; done; '{notify}' notify --title 'Turn {i}' --body 'from the terminal'; ",
+            go = go.display()
+        ));
+    }
+    script.push_str("exec sleep 600");
+    script
+}
+
+fn go(dir: &Path, i: u32) {
+    std::fs::write(dir.join(format!("go{i}")), "").unwrap();
+}
+
+/// The notices as `status` lists them, newest first.
+fn notices(home: &Home) -> Vec<Value> {
+    home.status()["notices"].as_array().cloned().unwrap_or_default()
+}
+
+/// The delivery of the notice titled `title`, once it is decided.
+fn delivery_of(home: &Home, title: &str) -> String {
+    let mut delivery = String::new();
+    wait_until(&format!("{title:?} decided"), LIMIT, || {
+        delivery = notices(home).iter().find(|n| n["title"] == title).and_then(|n| n["delivery"].as_str()).unwrap_or("").to_string();
+        !delivery.is_empty()
+    });
+    delivery
+}
+
+/// The banner titled `title`, once the server has it.
+fn banner(desktop: &DesktopSession, title: &str) -> u64 {
+    let mut id = 0;
+    wait_until(&format!("the banner {title:?}"), LIMIT, || {
+        id = desktop.notifications().iter().find(|n| n["summary"] == title).and_then(|n| n["id"].as_u64()).unwrap_or(0);
+        id != 0
+    });
+    id
+}
+
+/// A private tmux server in the home's environment, started detached.
+struct Tmux<'a> {
+    home: &'a Home,
+    socket: PathBuf,
+}
+
+impl<'a> Tmux<'a> {
+    fn start(home: &'a Home) -> Tmux<'a> {
+        let tmux = Tmux { home, socket: home.dir.path().join("tmux.sock") };
+        tmux.run(&["-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "120", "-y", "40"]);
+        tmux
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let mut all = vec!["-S", self.socket.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let out = self.home.program(Path::new("/usr/bin/tmux"), &all).output().expect("tmux runs (package tmux)");
+        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// What the attached client shows: "window.pane".
+    fn shown(&self) -> String {
+        self.run(&["list-clients", "-F", "#{window_index}.#{pane_index}"])
+    }
+}
+
+impl Drop for Tmux<'_> {
+    fn drop(&mut self) {
+        let _ = self.home.program(Path::new("/usr/bin/tmux"), &["-S", self.socket.to_str().unwrap(), "kill-server"]).output();
+    }
+}
+
+/// tmux in an xterm, windows 0 and 1, window 1 split into panes 1.0 and 1.1; a second xterm to
+/// look at instead. Returns the tmux xterm's window and the other one.
+fn tmux_in_xterm(desktop: &mut DesktopSession, home: &Home, tmux: &Tmux) -> (u32, u32) {
+    tmux.run(&["new-window", "-t", "work:1"]);
+    tmux.run(&["split-window", "-t", "work:1"]);
+    let sock = tmux.socket.to_str().unwrap();
+    let attached = desktop.spawn_on_display(home, "/usr/bin/xterm", &["-e", "/usr/bin/tmux", "-S", sock, "attach", "-t", "work"]);
+    let terminal = desktop.window_of(attached);
+    wait_until("the client attached", LIMIT, || !tmux.run(&["list-clients"]).is_empty());
+    let other = desktop.spawn_on_display(home, "/usr/bin/xterm", &["-e", "sleep", "600"]);
+    let other = desktop.window_of(other);
+    (terminal, other)
+}
+
+fn activate(desktop: &DesktopSession, window: u32) {
+    desktop.xdotool(&["windowactivate", "--sync", &window.to_string()]);
+    wait_until("the window active", LIMIT, || desktop.active_window() == Some(window));
+}
+
+#[test]
+fn a_click_on_a_banner_from_a_tmux_pane_selects_its_window_and_pane_and_raises_its_terminal() {
+    let (mut desktop, _cloud, home) = desktop();
+    let _daemon = daemon(&desktop, &home);
+    let tmux = Tmux::start(&home);
+    let (terminal, other) = tmux_in_xterm(&mut desktop, &home, &tmux);
+    // The person moved to window 0 and is looking at another window; pane 1.1 finishes.
+    tmux.run(&["select-window", "-t", "work:0"]);
+    activate(&desktop, other);
+    let notify = format!("'{}' notify --title 'Tests passed' --body '412 green'", bin("cmux-tray").display());
+    tmux.run(&["send-keys", "-t", "work:1.1", &notify, "Enter"]);
+    let id = banner(&desktop, "Tests passed");
+    let place = &notices(&home)[0]["place"]["tmux"];
+    assert_eq!(place["pane"], tmux.run(&["display", "-p", "-t", "work:1.1", "#{pane_id}"]), "{place}");
+    assert_eq!(place["window"], tmux.run(&["display", "-p", "-t", "work:1", "#{window_id}"]), "{place}");
+    assert_eq!(tmux.shown(), "0.0");
+
+    desktop.click(id);
+    wait_until("window 1 and pane 1.1 current", LIMIT, || tmux.shown() == "1.1");
+    assert_eq!(tmux.run(&["display", "-p", "-t", "work", "#{window_index}.#{pane_index}"]), "1.1");
+    wait_until("its terminal raised", LIMIT, || desktop.active_window() == Some(terminal));
+    wait_until("read once revealed", LIMIT, || notices(&home)[0]["readAt"].is_i64());
+}
+
+#[test]
+fn the_focus_rule_no_banner_for_the_pane_being_looked_at_and_one_when_another_window_has_the_focus() {
+    let (mut desktop, _cloud, home) = desktop();
+    let _daemon = daemon(&desktop, &home);
+    let tmux = Tmux::start(&home);
+    let (terminal, other) = tmux_in_xterm(&mut desktop, &home, &tmux);
+    // The person looks at pane 1.1 in the focused xterm: its notice is recorded, with no banner.
+    tmux.run(&["select-window", "-t", "work:1"]);
+    tmux.run(&["select-pane", "-t", "work:1.1"]);
+    activate(&desktop, terminal);
+    let notify = |title: &str| format!("'{}' notify --title '{title}'", bin("cmux-tray").display());
+    tmux.run(&["send-keys", "-t", "work:1.1", &notify("Looked at"), "Enter"]);
+    assert_eq!(delivery_of(&home, "Looked at"), "focused");
+    // The same pane, while another window has the focus: a banner.
+    activate(&desktop, other);
+    tmux.run(&["send-keys", "-t", "work:1.1", &notify("Not looked at"), "Enter"]);
+    banner(&desktop, "Not looked at");
+    assert_eq!(delivery_of(&home, "Not looked at"), "shown");
+    // Another pane of the focused terminal's window is not the one being looked at.
+    activate(&desktop, terminal);
+    tmux.run(&["send-keys", "-t", "work:1.0", &notify("Next pane"), "Enter"]);
+    banner(&desktop, "Next pane");
+    let titles: Vec<String> = desktop.notifications().iter().map(|n| n["summary"].as_str().unwrap().to_string()).collect();
+    assert_eq!(titles, ["Not looked at", "Next pane"]);
+}
+
+#[test]
+fn a_click_on_a_banner_from_kittys_second_window_focuses_it_through_kittys_remote_control() {
+    let (mut desktop, _cloud, home) = desktop();
+    let _daemon = daemon(&desktop, &home);
+    let socket = format!("unix:{}", home.dir.path().join("kitty.sock").display());
+    let kitty = desktop.spawn_on_display(&home, "/usr/bin/kitty", &["-o", "allow_remote_control=yes", "--listen-on", &socket]);
+    let kitty_at = |args: &[&str]| -> String {
+        let mut all = vec!["@", "--to", socket.as_str()];
+        all.extend_from_slice(args);
+        let out = home.program(Path::new("/usr/bin/kitty"), &all).output().unwrap();
+        assert!(out.status.success(), "kitty @ {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let window = desktop.window_of(kitty);
+    let dir = home.dir.path().to_path_buf();
+    let second: u64 = kitty_at(&["launch", "--type=window", "sh", "-c", &turns(&dir)]).parse().expect("launch prints the window id");
+    let focused = || -> Vec<u64> {
+        let ls: Value = serde_json::from_str(&kitty_at(&["ls"])).unwrap();
+        ls[0]["tabs"][0]["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["is_focused"] == true)
+            .filter_map(|w| w["id"].as_u64())
+            .collect()
+    };
+    // The person is in the first window; the second speaks.
+    kitty_at(&["focus-window", "--match", &format!("id:{}", second - 1)]);
+    wait_until("the first window focused", LIMIT, || focused() == [second - 1]);
+    activate(&desktop, window);
+    go(&dir, 1);
+    let id = banner(&desktop, "Turn 1");
+    let place = &notices(&home)[0]["place"];
+    assert_eq!((place["kitty"]["window"].as_u64(), place["kitty"]["socket"].as_str()), (Some(second), Some(socket.as_str())), "{place}");
+    assert_eq!(place["x11"]["window"].as_u64(), Some(window as u64), "kitty's X window, found from WINDOWID: {place}");
+
+    desktop.click(id);
+    wait_until("the second window focused", LIMIT, || focused() == [second]);
+    wait_until("read once revealed", LIMIT, || notices(&home)[0]["readAt"].is_i64());
+    // Now it is looked at: its next notice gets no banner.
+    go(&dir, 2);
+    assert_eq!(delivery_of(&home, "Turn 2"), "focused");
+}
+
+#[test]
+fn a_click_on_a_banner_from_an_xterm_makes_its_window_the_active_one() {
+    let (mut desktop, _cloud, home) = desktop();
+    let _daemon = daemon(&desktop, &home);
+    let dir = home.dir.path().to_path_buf();
+    let speaking = desktop.spawn_on_display(&home, "/usr/bin/xterm", &["-e", "sh", "-c", &turns(&dir)]);
+    let speaking = desktop.window_of(speaking);
+    let other = desktop.spawn_on_display(&home, "/usr/bin/xterm", &["-e", "sleep", "600"]);
+    let other = desktop.window_of(other);
+    activate(&desktop, other);
+    go(&dir, 1);
+    let id = banner(&desktop, "Turn 1");
+    assert_eq!(notices(&home)[0]["place"]["x11"]["window"].as_u64(), Some(speaking as u64));
+
+    desktop.click(id);
+    wait_until("_NET_ACTIVE_WINDOW is the xterm that spoke", LIMIT, || desktop.active_window() == Some(speaking));
+    // Looked at now: its next notice is recorded without a banner.
+    go(&dir, 2);
+    assert_eq!(delivery_of(&home, "Turn 2"), "focused");
+    assert_eq!(desktop.notifications().len(), 1);
+}
+
+#[test]
+fn a_click_on_a_banner_whose_pane_is_gone_opens_its_card_which_says_so() {
+    let (mut desktop, _cloud, home) = desktop();
+    let log = home.dir.path().join("app.log");
+    let mut app = home
+        .program(&bin("cmux-tray-app"), &[])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("the app starts");
+    wait_until("the app's socket", LIMIT, || std::os::unix::net::UnixStream::connect(home.socket()).is_ok());
+    let tmux = Tmux::start(&home);
+    let (_, other) = tmux_in_xterm(&mut desktop, &home, &tmux);
+    tmux.run(&["select-window", "-t", "work:0"]);
+    activate(&desktop, other);
+    let notify = format!("'{}' notify --title 'Build finished' --body 'in pane 1.1'", bin("cmux-tray").display());
+    tmux.run(&["send-keys", "-t", "work:1.1", &notify, "Enter"]);
+    let id = banner(&desktop, "Build finished");
+    let pane = notices(&home)[0]["place"]["tmux"]["pane"].as_str().unwrap().to_string();
+    // The person closed the pane since.
+    tmux.run(&["kill-pane", "-t", &pane]);
+
+    desktop.click(id);
+    wait_until("the history window with the notice's card", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    let note = notices(&home)[0]["revealNote"].as_str().unwrap_or("").to_string();
+    assert!(note.starts_with(&format!("tmux pane {pane} is gone")), "{note}");
+    assert_eq!(tmux.shown(), "0.0", "nothing else was switched to");
+    wait_until("read once its card was shown", LIMIT, || notices(&home)[0]["readAt"].is_i64());
+    desktop.screenshot("gone-pane-card");
+    let _ = app.kill();
+    let _ = app.wait();
+}
