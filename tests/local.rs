@@ -73,11 +73,14 @@ fn a_banner_from_notify_in_a_reported_surface_opens_that_surface_when_clicked() 
     let home = Home::new(&cloud.origin(), &desktop.address);
     let opened = home.register_cmux_handler();
     let _daemon = home.daemon("no-token-needed-for-local-notices");
-    // As inside a cmux terminal: the ids come from the environment.
+    // As inside a cmux terminal: the ids come from the environment. It runs tmux there too: the
+    // pane is recorded, and the cmux link still decides the click.
     let out = home
         .command(&["notify", "--title", "Tests passed", "--subtitle", "parser", "--body", "412 green", "--json"])
         .env("CMUX_WORKSPACE_ID", WS)
         .env("CMUX_SURFACE_ID", SF)
+        .env("TMUX", "/tmp/cmux-tray-test-no-server/default,4242,0")
+        .env("TMUX_PANE", "%7")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -86,6 +89,7 @@ fn a_banner_from_notify_in_a_reported_surface_opens_that_surface_when_clicked() 
     wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
     let n = &desktop.notifications()[0];
     assert_eq!(words(n), ("Tests passed".into(), "parser — 412 green".into()));
+    assert_eq!(home.status()["notices"][0]["place"]["tmux"]["pane"], "%7");
     desktop.click(n["id"].as_u64().unwrap());
     wait_until("the link opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| !t.is_empty()));
     assert_eq!(std::fs::read_to_string(&opened).unwrap().trim(), format!("cmux://workspace/{WS}/surface/{SF}"));

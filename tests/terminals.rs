@@ -273,3 +273,35 @@ fn a_click_on_a_banner_whose_pane_is_gone_opens_its_card_which_says_so() {
     let _ = app.kill();
     let _ = app.wait();
 }
+
+#[test]
+fn a_click_on_a_handoffs_banner_comes_back_to_the_tmux_pane_whose_agent_reported_its_session() {
+    let (mut desktop, cloud, home) = desktop();
+    let user = cloud.sim().add_user("ada@example.com");
+    // The agent's session, which the hand-off carries to the cloud as its sessionId.
+    let session = "4f1c2a9e-5d7b-4e0a-9c1d-2b3e4f5a6b7c";
+    let handoff = cloud.sim().create_handoff(cmux_cloud_sim::state::NewHandoff {
+        owner: user.user_id.clone(),
+        title: Some("Refactor the parser".into()),
+        session_id: Some(session.into()),
+        ..Default::default()
+    });
+    let _daemon = home.daemon_with(&user.access_token, &[("DISPLAY", desktop.display.as_deref().unwrap())]);
+    assert!(home.run(&["follow", "handoff", &handoff]).status.success());
+    let tmux = Tmux::start(&home);
+    let (terminal, other) = tmux_in_xterm(&mut desktop, &home, &tmux);
+    // Claude Code's hook runs in pane 1.1 (its Stop payload names the session); the person
+    // then moves to window 0 and to another window.
+    let payload = format!(r#"{{"hook_event_name": "Stop", "session_id": "{session}", "cwd": "/home/ada/parser"}}"#);
+    let hook = format!("echo '{payload}' | '{}' hook claude", bin("cmux-tray").display());
+    tmux.run(&["send-keys", "-t", "work:1.1", &hook, "Enter"]);
+    banner(&desktop, "Claude Code");
+    tmux.run(&["select-window", "-t", "work:0"]);
+    activate(&desktop, other);
+
+    cloud.sim().update_handoff(&handoff, cmux_cloud_sim::state::HandoffChange::status("done"));
+    let id = banner(&desktop, "Refactor the parser");
+    desktop.click(id);
+    wait_until("window 1 and pane 1.1 current", LIMIT, || tmux.shown() == "1.1");
+    wait_until("its terminal raised", LIMIT, || desktop.active_window() == Some(terminal));
+}

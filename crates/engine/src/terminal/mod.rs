@@ -149,3 +149,48 @@ pub async fn of_caller(env: &BTreeMap<String, String>, pid: u32) -> Option<Place
     }
     (!place.is_empty()).then_some(place)
 }
+
+/// A stand-in for the engine's own tests: answers what it is told to, and records each reveal.
+#[derive(Debug, Default)]
+pub struct Scripted {
+    state: std::sync::Mutex<ScriptedState>,
+}
+
+#[derive(Debug, Default)]
+struct ScriptedState {
+    looked_at: Option<bool>,
+    reveal: Option<RevealError>,
+    revealed: Vec<(Place, Option<String>)>,
+}
+
+impl Scripted {
+    fn state(&self) -> std::sync::MutexGuard<'_, ScriptedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// What `looked_at` answers from now on (`None`: cannot tell).
+    pub fn set_looked_at(&self, answer: Option<bool>) {
+        self.state().looked_at = answer;
+    }
+    /// What `reveal` fails with from now on (`None`: it works).
+    pub fn set_reveal_error(&self, error: Option<RevealError>) {
+        self.state().reveal = error;
+    }
+    /// Every place a click brought forward (or tried to), with its activation token.
+    pub fn revealed(&self) -> Vec<(Place, Option<String>)> {
+        self.state().revealed.clone()
+    }
+}
+
+impl Terminals for Scripted {
+    fn reveal<'a>(&'a self, place: &'a Place, activation: Option<&'a str>) -> BoxFuture<'a, Result<(), RevealError>> {
+        let mut state = self.state();
+        state.revealed.push((place.clone(), activation.map(String::from)));
+        let answer = state.reveal.clone().map_or(Ok(()), Err);
+        Box::pin(async move { answer })
+    }
+
+    fn looked_at<'a>(&'a self, _place: &'a Place) -> BoxFuture<'a, Option<bool>> {
+        let answer = self.state().looked_at;
+        Box::pin(async move { answer })
+    }
+}
