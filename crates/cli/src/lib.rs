@@ -120,6 +120,10 @@ enum Command {
         /// The session id, as the hand-off or the Run's receipt names it.
         session_id: String,
     },
+    /// Print shell completions (bash, zsh, fish) or the man page, made from this command line
+    /// (the package ships them; `scripts/package` calls this).
+    #[command(hide = true)]
+    Generate { what: Generated },
     /// Turn an agent's hook call into a notice: `claude` (payload on stdin) or `codex` (payload
     /// as the argument).
     Hook {
@@ -136,6 +140,14 @@ enum ConfigAction {
     /// Set a key in the config file (windows: "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
     /// `cloud.api_url`, `cloud.auth_url` and `local.socket_path` too (empty: the default again).
     Set { key: String, value: String },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Generated {
+    Bash,
+    Zsh,
+    Fish,
+    Man,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -162,6 +174,9 @@ pub fn main() -> ExitCode {
     // `wrap` runs the person's own command in the person's own environment and umask, untouched.
     if let Command::Wrap { .. } = cli.command {
         return wrap_main(cli);
+    }
+    if let Command::Generate { what } = cli.command {
+        return generate(what);
     }
     // Before any thread: private files from here on, and no secret in a child's environment.
     let _ = ENVIRONMENT.set(cmux_tray_engine::private::start());
@@ -265,6 +280,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Wrap { .. } => unreachable!("wrap runs from wrap_main"),
+        Command::Generate { .. } => unreachable!("generate runs before the runtime"),
     }
 }
 
@@ -376,6 +392,29 @@ fn threshold_seconds(text: &str) -> Result<f64, String> {
         Ok(s) if (0.0..=max).contains(&s) => Ok(s),
         _ => Err(format!("expected seconds from 0 to {max} (a day), not {text:?}")),
     }
+}
+
+/// Completions and the man page, from the clap definition itself (clap_complete, clap_mangen).
+fn generate(what: Generated) -> ExitCode {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    let mut out = std::io::stdout().lock();
+    let shell = match what {
+        Generated::Bash => clap_complete::Shell::Bash,
+        Generated::Zsh => clap_complete::Shell::Zsh,
+        Generated::Fish => clap_complete::Shell::Fish,
+        Generated::Man => {
+            return match clap_mangen::Man::new(command).render(&mut out) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("cmux-tray generate man: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    };
+    clap_complete::generate(shell, &mut command, "cmux-tray", &mut out);
+    ExitCode::SUCCESS
 }
 
 fn wrap_main(cli: Cli) -> ExitCode {
