@@ -363,10 +363,15 @@ fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed()
     wait_until("open at login answered", LIMIT, || wd.text(&message).contains("Open at login"));
     let said = wd.text(&message);
     assert!(said.contains("Open at login on"), "{said}");
-    // tauri-plugin-autostart (auto-launch) writes under $HOME/.config, whatever XDG_CONFIG_HOME says.
-    let autostart = home.dir.path().join("home/.config/autostart/cmux-tray.desktop");
-    assert!(autostart.exists());
-    assert!(std::fs::read_to_string(&autostart).unwrap().contains("--hidden"));
+    // Where XDG_CONFIG_HOME says (the home's config/), as every XDG session reads it.
+    let autostart = home.dir.path().join("config/autostart/cmux-tray.desktop");
+    let entry = std::fs::read_to_string(&autostart).unwrap();
+    assert!(entry.contains(&format!("Exec={} --hidden\n", bin("cmux-tray-app").display())), "{entry}");
+    assert!(!home.dir.path().join("home/.config/autostart").exists());
+    // Off again: the entry is gone.
+    wd.click(&wd.find("#open-at-login"));
+    wait_until("open at login off", LIMIT, || wd.text(&message).contains("Open at login off"));
+    assert!(!autostart.exists());
     desktop.screenshot("settings-saved");
 
     // Closed: the window and its web process are gone; the tray stays.

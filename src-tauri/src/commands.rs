@@ -100,18 +100,15 @@ pub async fn open_sign_in_page(state: State<'_, AppState>) -> Result<(), String>
     cmux_tray_engine::reveal::open_sign_in_page(&url).await.map_err(text)
 }
 
-/// Whether the app opens at login (tauri-plugin-autostart; started with `--hidden`).
+/// Whether the app opens at login (started with `--hidden`: the tray alone).
 #[tauri::command]
 pub fn open_at_login(app: tauri::AppHandle) -> Result<bool, String> {
-    use tauri_plugin_autostart::ManagerExt;
-    app.autolaunch().is_enabled().map_err(text)
+    crate::autostart::is_enabled(&app)
 }
 
 #[tauri::command]
 pub fn set_open_at_login(app: tauri::AppHandle, enabled: bool) -> Result<(), String> {
-    use tauri_plugin_autostart::ManagerExt;
-    let launch = app.autolaunch();
-    if enabled { launch.enable() } else { launch.disable() }.map_err(text)
+    crate::autostart::set(&app, enabled)
 }
 
 /// One setting outside `[delivery]`, for the settings window.

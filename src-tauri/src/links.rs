@@ -70,21 +70,27 @@ fn open(app: &AppHandle, engine: &Engine, url: &str) {
     }
 }
 
-/// Writes `$XDG_DATA_HOME/applications/dev.cmux.tray.desktop` and makes it the handler of
-/// `x-scheme-handler/cmux-tray`.
+/// The package's desktop entry, when the app is installed: it is the scheme's handler.
+#[cfg(target_os = "linux")]
+fn installed_entry() -> Option<std::path::PathBuf> {
+    let dirs = std::env::var("XDG_DATA_DIRS").ok().filter(|d| !d.is_empty()).unwrap_or_else(|| "/usr/local/share:/usr/share".into());
+    std::env::split_paths(&dirs).map(|d| d.join("applications/cmux-tray.desktop")).find(|p| p.is_file())
+}
+
+/// An app run from a build tree writes `$XDG_DATA_HOME/applications/dev.cmux.tray.desktop` and
+/// makes it the handler of `x-scheme-handler/cmux-tray`. An installed one leaves that to the
+/// package's entry (and takes away its own, from a build run before the install).
 #[cfg(target_os = "linux")]
 fn register_scheme() -> anyhow::Result<()> {
-    let exe = std::env::current_exe()?;
-    let exe = exe.to_string_lossy();
-    // The Desktop Entry spec's quoting, used only when the path needs it.
-    let exec = if exe.chars().any(|c| c.is_whitespace() || "\"'\\$`".contains(c)) {
-        format!("\"{}\"", exe.replace('\\', "\\\\").replace('"', "\\\"").replace('$', "\\$").replace('`', "\\`"))
-    } else {
-        exe.into_owned()
-    };
     let dir = cmux_tray_engine::config::data_home()
         .ok_or_else(|| anyhow::anyhow!("no data directory (set HOME or XDG_DATA_HOME)"))?
         .join("applications");
+    if let Some(entry) = installed_entry() {
+        tracing::debug!("cmux-tray:// links are handled by {}", entry.display());
+        let _ = std::fs::remove_file(dir.join("dev.cmux.tray.desktop"));
+        return Ok(());
+    }
+    let exec = crate::autostart::exec_of(&std::env::current_exe()?);
     std::fs::create_dir_all(&dir)?;
     let entry = format!(
         "[Desktop Entry]\nType=Application\nName=cmux-tray\nComment=Banners when cloud Runs and hand-offs need you\nExec={exec} %u\nTerminal=false\nNoDisplay=true\nMimeType=x-scheme-handler/cmux-tray;\n"
