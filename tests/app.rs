@@ -654,14 +654,7 @@ fn the_app_says_why_it_cannot_start_in_the_terminal_and_a_dialog_and_exits_non_z
     // Another engine already runs for this user's data (the headless daemon).
     let _daemon = home.daemon(&user.access_token);
     let log = home.dir.path().join("app-cannot-start.log");
-    let mut child = home
-        .program(&bin("cmux-tray-app"), &[])
-        .env("DISPLAY", desktop.display.as_deref().unwrap())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
-        .stdin(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = home.app_command(desktop.display.as_deref().unwrap(), &log).spawn().unwrap();
     let said = || std::fs::read_to_string(log.with_extension("err")).unwrap_or_default();
     let start = std::time::Instant::now();
     while !desktop.window_titled("cmux-tray") {

@@ -4,7 +4,6 @@
 //! recording notification server, whose click is the person's.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, wait_until};
@@ -243,14 +242,7 @@ fn a_click_on_a_banner_from_an_xterm_makes_its_window_the_active_one() {
 fn a_click_on_a_banner_whose_pane_is_gone_opens_its_card_which_says_so() {
     let (mut desktop, _cloud, home) = desktop();
     let log = home.dir.path().join("app.log");
-    let mut app = home
-        .program(&bin("cmux-tray-app"), &[])
-        .env("DISPLAY", desktop.display.as_deref().unwrap())
-        .stdout(std::fs::File::create(&log).unwrap())
-        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("the app starts");
+    let mut app = home.app_command(desktop.display.as_deref().unwrap(), &log).spawn().expect("the app starts");
     wait_until("the app's socket", LIMIT, || std::os::unix::net::UnixStream::connect(home.socket()).is_ok());
     let tmux = Tmux::start(&home);
     let (_, other) = tmux_in_xterm(&mut desktop, &home, &tmux);
@@ -304,4 +296,55 @@ fn a_click_on_a_handoffs_banner_comes_back_to_the_tmux_pane_whose_agent_reported
     desktop.click(id);
     wait_until("window 1 and pane 1.1 current", LIMIT, || tmux.shown() == "1.1");
     wait_until("its terminal raised", LIMIT, || desktop.active_window() == Some(terminal));
+}
+
+#[test]
+fn the_activation_token_sent_with_a_click_reaches_what_the_click_starts() {
+    let (desktop, _cloud, home) = desktop();
+    let dumped = home.register_cmux_env_recorder();
+    let _daemon = daemon(&desktop, &home);
+    let out = home
+        .command(&["notify", "--title", "From cmux", "--strict"])
+        .env("CMUX_WORKSPACE_ID", "D9C269B8-1A2B-4C3D-8E9F-0123456789AB")
+        .env("CMUX_SURFACE_ID", "B9DD280A-0000-0000-0000-000000000001")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let id = banner(&desktop, "From cmux");
+    desktop.click_with_token(id, "wayland-token_0123:abc");
+    wait_until("the opener ran", LIMIT, || std::fs::read(&dumped).is_ok_and(|e| !e.is_empty()));
+    let env = String::from_utf8_lossy(&std::fs::read(&dumped).unwrap()).into_owned();
+    assert!(env.split('\0').any(|v| v == "XDG_ACTIVATION_TOKEN=wayland-token_0123:abc"), "{env:?}");
+}
+
+#[test]
+fn an_x_server_that_never_answers_does_not_hold_notify_and_its_notice_still_goes_out() {
+    let (desktop, _cloud, home) = desktop();
+    let _daemon = daemon(&desktop, &home);
+    // A display whose socket takes the connection and then says nothing, ever.
+    let n = (500..900)
+        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() && !Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .unwrap();
+    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+    let _hung = std::os::unix::net::UnixListener::bind(&socket).expect("a display socket");
+    struct Gone(PathBuf);
+    impl Drop for Gone {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _gone = Gone(socket);
+    let started = std::time::Instant::now();
+    let out = home
+        .command(&["notify", "--title", "Hung display", "--strict"])
+        .env("DISPLAY", format!(":{n}"))
+        .env("WINDOWID", "4194317")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The X question is given up after 2 s (docs/notices.md §4 "Terminals"); then the notice goes.
+    assert!(took < Duration::from_secs(10), "notify took {took:?}");
+    banner(&desktop, "Hung display");
+    assert!(notices(&home)[0]["place"].is_null(), "no place could be read: {}", notices(&home)[0]);
 }

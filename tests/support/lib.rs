@@ -397,16 +397,27 @@ impl DesktopSession {
 
     /// Clicks a banner's body, as a person would (the server emits `ActionInvoked(id, "default")`).
     pub fn click(&self, id: u64) {
+        self.invoke("org.cmuxtray.Recorder.Invoke", id, &[]);
+    }
+
+    /// A click as a Wayland desktop's server tells it: `ActivationToken(id, token)`, then the
+    /// action (notification spec 1.2).
+    pub fn click_with_token(&self, id: u64, token: &str) {
+        self.invoke("org.cmuxtray.Recorder.InvokeWithToken", id, &[&format!("string:{token}")]);
+    }
+
+    fn invoke(&self, method: &str, id: u64, more: &[&str]) {
         let status = Command::new("dbus-send")
             .args([
                 "--session",
                 "--print-reply",
                 "--dest=org.freedesktop.Notifications",
                 "/org/freedesktop/Notifications",
-                "org.cmuxtray.Recorder.Invoke",
+                method,
                 &format!("uint32:{id}"),
                 "string:default",
             ])
+            .args(more)
             .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .stdout(Stdio::null())
             .status()
@@ -562,6 +573,16 @@ impl Home {
         for (k, v) in &self.env {
             c.env(k, v);
         }
+        c
+    }
+
+    /// `cmux-tray-app` on `display`, its stdout in `log` and its stderr beside it (`log.err`).
+    pub fn app_command(&self, display: &str, log: &Path) -> Command {
+        let mut c = self.program(&bin("cmux-tray-app"), &[]);
+        c.env("DISPLAY", display)
+            .stdout(std::fs::File::create(log).unwrap())
+            .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+            .stdin(Stdio::null());
         c
     }
 

@@ -96,6 +96,17 @@ class Recorder(dbus.service.Object):
     def ActionInvoked(self, nid, action):
         pass
 
+    @dbus.service.signal(IFACE, signature="us")
+    def ActivationToken(self, nid, token):
+        pass
+
+    @dbus.service.method("org.cmuxtray.Recorder", in_signature="uss")
+    def InvokeWithToken(self, nid, action, token):
+        """A click on a Wayland desktop (spec 1.2): the activation token first, then the action."""
+        record(event="click", id=int(nid), action=str(action), token=str(token))
+        self.ActivationToken(nid, token)
+        self.ActionInvoked(nid, action)
+
     @dbus.service.method("org.cmuxtray.Recorder", in_signature="us")
     def Invoke(self, nid, action):
         """What a click on a banner does: the server emits ActionInvoked."""

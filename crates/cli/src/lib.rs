@@ -191,7 +191,10 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    let result = runtime.block_on(run(cli));
+    // A question left to a hung program (an X server that never answers) does not hold the exit.
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cmux-tray: {e:#}");
@@ -445,6 +448,7 @@ fn wrap_main(cli: Cli) -> ExitCode {
         }
         finished.code
     });
+    runtime.shutdown_timeout(Duration::from_millis(200));
     ExitCode::from(code.clamp(0, 255) as u8)
 }
 

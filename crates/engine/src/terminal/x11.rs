@@ -124,8 +124,14 @@ impl Desk {
     }
 }
 
+/// No question to the X server waits longer than this: a hung server is no answer ("cannot tell").
+const X11_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, X11Error> + Send + 'static) -> Result<T, X11Error> {
-    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| Err(X11Error::Request("?".into(), e.to_string())))
+    match tokio::time::timeout(X11_TIMEOUT, tokio::task::spawn_blocking(f)).await {
+        Ok(done) => done.unwrap_or_else(|e| Err(X11Error::Request("?".into(), e.to_string()))),
+        Err(_) => Err(X11Error::Request("?".into(), format!("no answer within {X11_TIMEOUT:?}"))),
+    }
 }
 
 /// The top-level terminal window for a process: `WINDOWID` when it names a managed window (or
