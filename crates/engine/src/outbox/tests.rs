@@ -135,3 +135,39 @@ fn a_commit_is_on_disk_when_it_returns() {
     // docs/architecture.md, "Durable on return": WAL, synchronous = FULL (2).
     assert_eq!((mode.as_str(), sync), ("wal", 2));
 }
+
+#[test]
+fn a_store_from_before_places_keeps_its_notices_and_sessions_and_takes_places_after_migrating() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.sqlite3");
+    {
+        // A store as schema 5 left it: a local notice, a terminal's session report.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for sql in &schema::MIGRATIONS[..5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        conn.execute(
+            "INSERT INTO notices (key, item, source, status, title, body, urgent, created_at, state, cmux_id, workspace_id)
+             VALUES ('local:A', 'local:WS', 'local', 'posted', 'Old', 'b', 0, 1, 'told', 'A', 'WS')",
+            [],
+        )
+        .unwrap();
+        conn.execute("INSERT INTO sessions (session_id, workspace_id, surface_id, attached_at) VALUES ('s1', 'WS', 'SF', 1)", []).unwrap();
+    }
+    let out = Outbox::open(&path).unwrap();
+    let old = out.notice("local:A").unwrap().unwrap();
+    assert_eq!((old.title.as_str(), old.workspace_id.as_deref(), old.place.as_ref()), ("Old", Some("WS"), None));
+    let shown = out.session_shown("s1").unwrap().unwrap();
+    assert_eq!((shown.workspace_id.as_deref(), shown.surface_id.as_deref(), shown.place.as_ref()), (Some("WS"), Some("SF"), None));
+    // A report by place alone, and a notice with a place, after the migration.
+    let place = crate::terminal::Place {
+        tmux: Some(crate::terminal::place::TmuxPane { socket: "/tmp/t".into(), session: None, window: None, pane: "%3".into() }),
+        ..Default::default()
+    };
+    out.attach_session("s2", &SessionShown { place: Some(place.clone()), ..Default::default() }, 2).unwrap();
+    assert_eq!(out.session_shown("s2").unwrap().unwrap().place, Some(place.clone()));
+    let post = crate::notice::local::LocalPost { title: "New".into(), place: Some(place.clone()), ..Default::default() };
+    assert!(out.record_notice(&crate::notice::local::local_notice(&post, "B"), 3).unwrap());
+    assert_eq!(out.notice("local:B").unwrap().unwrap().place, Some(place));
+}
