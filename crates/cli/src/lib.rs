@@ -121,8 +121,7 @@ enum Command {
         session_id: String,
     },
     /// Print shell completions (bash, zsh, fish) or the man page, made from this command line
-    /// (the package ships them; `scripts/package` calls this).
-    #[command(hide = true)]
+    /// (the package ships them; from a build: `cmux-tray generate zsh > ~/.zfunc/_cmux-tray`).
     Generate { what: Generated },
     /// Turn an agent's hook call into a notice: `claude` (payload on stdin) or `codex` (payload
     /// as the argument).
