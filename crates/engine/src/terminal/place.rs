@@ -191,6 +191,11 @@ pub fn from_env(env: &BTreeMap<String, String>) -> Place {
             }
         }
     }
+    // Inside tmux, a terminal's variables are those of whichever terminal started the tmux
+    // server, not of the one showing this pane: tmux alone says where the pane is.
+    if place.tmux.is_some() {
+        return place;
+    }
     if let (Some(socket), Some(id)) = (get("KITTY_LISTEN_ON"), get("KITTY_WINDOW_ID").and_then(|v| v.parse::<u64>().ok()))
         && check_kitty_socket(socket).is_ok()
     {
@@ -222,6 +227,10 @@ mod tests {
         assert_eq!(p.kitty.unwrap(), KittyWindow { socket: "unix:/tmp/kitty-9".into(), window: 2 });
         let p = from_env(&env(&[("WEZTERM_PANE", "3"), ("WEZTERM_UNIX_SOCKET", "/run/user/1000/wezterm/gui-sock-1")]));
         assert_eq!(p.wezterm.unwrap().pane, 3);
+        // tmux started from kitty: kitty's variables are the server's, stale for this pane.
+        let p =
+            from_env(&env(&[("TMUX", "/tmp/t,1,0"), ("TMUX_PANE", "%2"), ("KITTY_LISTEN_ON", "unix:/tmp/k"), ("KITTY_WINDOW_ID", "1")]));
+        assert!(p.tmux.is_some() && p.kitty.is_none());
         for bad in [
             env(&[("TMUX", "relative/sock,1,0"), ("TMUX_PANE", "%1")]),
             env(&[("TMUX", "/tmp/s,1,0"), ("TMUX_PANE", "%1; rm -rf ~")]),

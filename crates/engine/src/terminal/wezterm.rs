@@ -47,6 +47,11 @@ async fn wezterm(p: &WeztermPane, what: &str, extra: &[(&str, &str)]) -> Result<
 }
 
 async fn json(p: &WeztermPane, what: &str) -> Result<Value, RevealError> {
+    if let Some(socket) = &p.socket
+        && !super::process::is_own_socket(socket)
+    {
+        return Err(RevealError::Gone(format!("WezTerm's socket {} is gone", socket.display())));
+    }
     let text = wezterm(p, what, &[]).await.map_err(|e| match e {
         ToolError::Failed { said, .. } => RevealError::Gone(format!("WezTerm does not answer ({said})")),
         e => RevealError::Failed(e.to_string()),
