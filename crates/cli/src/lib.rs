@@ -234,7 +234,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Notify { title, subtitle, body, workspace, surface, socket, json, strict } => {
             let overrides = notify::Overrides { socket, workspace, surface };
             let post = notify::Post { title, subtitle, body };
-            match notify::send(&paths, &environment(), &overrides, &post).await {
+            match notify::send(&paths, &notify::Caller::new(environment()), &overrides, &post).await {
                 Ok(result) => {
                     if json {
                         println!("{result}");
@@ -271,7 +271,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Attach { session_id } => {
-            notify::attach(&paths, &environment(), &session_id)
+            notify::attach(&paths, &notify::Caller::new(environment()), &session_id)
                 .await
                 .map_err(|why| anyhow::anyhow!("the session was not reported: {why}"))?;
             println!("a click on session {session_id}'s banners comes back to this terminal");
@@ -374,14 +374,14 @@ async fn hook_main(paths: &Paths, agent: Agent, payload: Option<String>) {
         Agent::Claude => hook::claude(&payload, idle),
         Agent::Codex => hook::codex(&payload),
     };
-    let env = environment();
+    let caller = notify::Caller::new(environment());
     if let Some(session) = hook::session_of(&payload)
-        && let Err(why) = notify::attach(paths, &env, &session).await
+        && let Err(why) = notify::attach(paths, &caller, &session).await
     {
         tracing::debug!("cmux-tray hook: session not reported: {why}");
     }
     if let Some(post) = post
-        && let Err(why) = notify::send(paths, &env, &notify::Overrides::default(), &post).await
+        && let Err(why) = notify::send(paths, &caller, &notify::Overrides::default(), &post).await
     {
         eprintln!("cmux-tray hook: notice not sent: {why}");
     }
@@ -434,14 +434,15 @@ fn wrap_main(cli: Cli) -> ExitCode {
             .or_else(|| paths.as_ref().and_then(|p| notify_config(p).wrap_threshold))
             .filter(|t: &f64| t.is_finite() && *t >= 0.0)
             .unwrap_or(10.0);
+        let caller = notify::Caller::new(environment());
         if let (Some(session), Some(paths)) = (&session, &paths)
-            && let Err(why) = notify::attach(paths, &environment(), session).await
+            && let Err(why) = notify::attach(paths, &caller, session).await
         {
             eprintln!("cmux-tray wrap: session not reported: {why}");
         }
         let finished = wrap::run(&command, Duration::from_secs_f64(threshold)).await;
         if let (Some(post), Some(paths)) = (&finished.post, &paths)
-            && let Err(why) = notify::send(paths, &environment(), &notify::Overrides::default(), post).await
+            && let Err(why) = notify::send(paths, &caller, &notify::Overrides::default(), post).await
         {
             eprintln!("cmux-tray wrap: notice not sent: {why}");
         }

@@ -45,11 +45,32 @@ pub fn resolve(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overri
     Ok(r)
 }
 
-/// Sends `post` with `notification.create_for_caller`, with the terminal place this process runs
-/// in (tmux pane, kitty window, WezTerm pane, X11 window) for the click and the focus rule.
-/// Returns the result, or why nothing went out.
-pub async fn send(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overrides, post: &Post) -> Result<Value, String> {
-    let resolved = resolve(paths, env, overrides)?;
+/// The process that posts: its environment, and the terminal place it runs in (tmux pane, kitty
+/// window, WezTerm pane, X11 window), read once and only when a request goes out (a hook that
+/// reports its session and posts asks tmux and the X server once).
+pub struct Caller {
+    env: BTreeMap<String, String>,
+    place: tokio::sync::OnceCell<Option<terminal::Place>>,
+}
+
+impl Caller {
+    pub fn new(env: BTreeMap<String, String>) -> Caller {
+        Caller { env, place: tokio::sync::OnceCell::new() }
+    }
+
+    async fn place(&self) -> Option<&terminal::Place> {
+        self.place.get_or_init(|| terminal::of_caller(&self.env, std::process::id())).await.as_ref()
+    }
+
+    fn password(&self) -> Option<&str> {
+        self.env.get("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty()).map(String::as_str)
+    }
+}
+
+/// Sends `post` with `notification.create_for_caller`, with the caller's terminal place for the
+/// click and the focus rule. Returns the result, or why nothing went out.
+pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &Post) -> Result<Value, String> {
+    let resolved = resolve(paths, &caller.env, overrides)?;
     let socket = resolved.deliverable().map_err(String::from)?;
     let params = json!({
         "title": post.title,
@@ -59,19 +80,18 @@ pub async fn send(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Ove
         "preferred_surface_id": resolved.surface_id,
         "caller_tty": caller_tty(),
         "prefer_tty": false,
-        "place": terminal::of_caller(env, std::process::id()).await,
+        "place": caller.place().await,
     });
-    let password = env.get("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty()).map(String::as_str);
-    client::request(socket, "notification.create_for_caller", params, password, resolved.timeout).await
+    client::request(socket, "notification.create_for_caller", params, caller.password(), resolved.timeout).await
 }
 
 /// Tells the tray that this terminal shows a cloud session (`session.attach`): a click on that
 /// session's hand-off or Run banner then brings this terminal forward. Sends nothing when this
 /// process is in no terminal the tray can reach and not inside cmux.
-pub async fn attach(paths: &Paths, env: &BTreeMap<String, String>, session_id: &str) -> Result<(), String> {
-    let resolved = resolve(paths, env, &Overrides::default())?;
+pub async fn attach(paths: &Paths, caller: &Caller, session_id: &str) -> Result<(), String> {
+    let resolved = resolve(paths, &caller.env, &Overrides::default())?;
     let socket = resolved.deliverable().map_err(String::from)?;
-    let place = terminal::of_caller(env, std::process::id()).await;
+    let place = caller.place().await;
     if place.is_none() && resolved.workspace_id.is_none() {
         return Err("this terminal is none the tray can bring forward (no tmux, kitty, WezTerm or X11 window found)".into());
     }
@@ -81,8 +101,7 @@ pub async fn attach(paths: &Paths, env: &BTreeMap<String, String>, session_id: &
         "surface_id": resolved.surface_id,
         "place": place,
     });
-    let password = env.get("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty()).map(String::as_str);
-    client::request(socket, "session.attach", params, password, resolved.timeout).await.map(drop)
+    client::request(socket, "session.attach", params, caller.password(), resolved.timeout).await.map(drop)
 }
 
 /// The terminal this process runs in, when stdin is one.
