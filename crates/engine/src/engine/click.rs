@@ -19,6 +19,17 @@ enum Route {
     Card,
 }
 
+impl Route {
+    /// Where a notice, or the session it is about, is shown: a cmux surface's link first (inside
+    /// cmux, cmux answers it), else the terminal place.
+    fn to_shown(workspace: Option<&str>, surface: Option<&str>, place: Option<&Place>) -> Option<Route> {
+        match crate::reveal::surface_link(workspace, surface) {
+            Some(link) => Some(Route::Link(link)),
+            None => place.cloned().map(Route::Terminal),
+        }
+    }
+}
+
 impl Engine {
     /// Opens a followed item (`run:<id>`, `handoff:<id>`) from a menu: as a click on its last
     /// banner would (its tab, a workspace on its host, or its card). Returns false when nothing
@@ -47,21 +58,13 @@ impl Engine {
     }
 
     fn route(&self, notice: &StoredNotice) -> Route {
-        if let Some(link) = crate::reveal::surface_link(notice.workspace_id.as_deref(), notice.surface_id.as_deref()) {
-            return Route::Link(link);
-        }
-        if let Some(place) = &notice.place {
-            return Route::Terminal(place.clone());
+        if let Some(route) = Route::to_shown(notice.workspace_id.as_deref(), notice.surface_id.as_deref(), notice.place.as_ref()) {
+            return route;
         }
         // A cloud session a terminal reported (session.attach) is revealed in that terminal.
         let shown = notice.session_id.as_deref().and_then(|s| self.inner.outbox.session_shown(s).ok().flatten());
-        if let Some(shown) = shown {
-            if let Some(link) = crate::reveal::surface_link(shown.workspace_id.as_deref(), shown.surface_id.as_deref()) {
-                return Route::Link(link);
-            }
-            if let Some(place) = shown.place {
-                return Route::Terminal(place);
-            }
+        if let Some(route) = shown.and_then(|s| Route::to_shown(s.workspace_id.as_deref(), s.surface_id.as_deref(), s.place.as_ref())) {
+            return route;
         }
         match self.host_link(notice) {
             Some(link) => Route::Link(link),

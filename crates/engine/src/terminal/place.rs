@@ -114,11 +114,8 @@ impl Place {
             return Some(format!("kitty:{}:{}", k.socket, k.window));
         }
         if let Some(w) = &self.wezterm {
-            return Some(format!(
-                "wezterm:{}:{}",
-                w.socket.as_deref().map(Path::display).map(|d| d.to_string()).unwrap_or_default(),
-                w.pane
-            ));
+            let socket = w.socket.as_ref().map(|s| s.display().to_string()).unwrap_or_default();
+            return Some(format!("wezterm:{socket}:{}", w.pane));
         }
         self.x11.as_ref().map(|x| format!("x11:{}:{}", x.display, x.window))
     }
