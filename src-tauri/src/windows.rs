@@ -35,22 +35,28 @@ impl Page {
 /// Shows what an item is (`run:<id>`, `handoff:<id>`): its card in the history window, else
 /// the history.
 pub fn open_item(app: &AppHandle, item: &str) {
-    let query = match item.split_once(':') {
+    open(app, Page::History, card_of(item).as_deref());
+}
+
+/// The history's query for an item's card (`run=<id>`, `handoff=<id>`); none for other items.
+fn card_of(item: &str) -> Option<String> {
+    match item.split_once(':') {
         Some(("run", id)) => Some(format!("run={id}")),
         Some(("handoff", id)) => Some(format!("handoff={id}")),
         _ => None,
-    };
-    open(app, Page::History, query.as_deref());
+    }
 }
 
-/// Shows what a click opened in the app: a Run's or hand-off's card, or for a terminal's notice
-/// (whose place is gone) that notice's own card, which says why.
+/// Shows what a click opened in the app: a Run's or hand-off's card; a terminal's notice whose
+/// place could not be brought forward, its own card, which says why; else the history.
 pub fn open_clicked(app: &AppHandle, notice: &cmux_tray_engine::outbox::StoredNotice) {
-    if notice.item.starts_with("run:") || notice.item.starts_with("handoff:") {
-        return open_item(app, &notice.item);
-    }
-    let key: String = url::form_urlencoded::byte_serialize(notice.key.as_bytes()).collect();
-    open(app, Page::History, Some(&format!("notice={key}")));
+    let query = card_of(&notice.item).or_else(|| {
+        notice
+            .reveal_note
+            .as_ref()
+            .map(|_| format!("notice={}", url::form_urlencoded::byte_serialize(notice.key.as_bytes()).collect::<String>()))
+    });
+    open(app, Page::History, query.as_deref());
 }
 
 /// Shows the page's window, creating it if it is not open; `query` is passed to the page (an
