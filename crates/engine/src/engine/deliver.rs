@@ -1,8 +1,8 @@
 //! The deliverer: every untold notice, oldest first, through the delivery policy to the desktop.
 //!
-//! A burst is let settle for a moment (until no new notice for `SETTLE_QUIET`, at most
-//! `SETTLE_MAX` after the first) so that ten Runs ending within a second become one banner.
-//! Then each notice is decided: held (paused, quiet hours), recorded only (off, focused), shown,
+//! A notice that comes alone is decided at once; the ones that follow it settle for a moment
+//! (`settle`), so that ten Runs ending within a second become one banner, which takes the first
+//! one's place on screen. Each notice is decided: held (paused, quiet hours), recorded only (off, focused), shown,
 //! or coalesced with its source's burst. A notice that shows is posted (replacing its item's
 //! live banner) and then marked told: a crash in between tells it again, replacing. When the hold
 //! ends, one summary banner says what came in meanwhile.
@@ -12,7 +12,6 @@
 //! reason) while the others go on. Only "no server at all" holds every banner, until a server
 //! appears. A banner that was posted but could not be saved as told is never posted again: its
 //! id is kept in memory and the save is retried (a full disk is a visible problem, not a repeat).
-//! The settle wait is measured on the monotonic clock, so a wall clock set back holds nothing.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,15 +20,12 @@ use jiff::Timestamp;
 use tokio::time::Instant;
 
 use super::Engine;
+use super::settle::Verdict;
 use crate::desktop::{Banner, DesktopError};
 use crate::notice::{Notice, Source};
 use crate::outbox::StoredNotice;
 use crate::policy::{self, Candidate, Moment, Reason};
 
-/// A burst is over when no new notice came for this long …
-const SETTLE_QUIET: Duration = Duration::from_millis(500);
-/// … or this long after its first notice, whichever is sooner.
-const SETTLE_MAX: Duration = Duration::from_millis(2000);
 /// A banner the server refuses is tried this often before it is set aside.
 pub const MAX_TRIES: u32 = 3;
 /// When no notification server answers, untold notices are tried again this often.
@@ -71,9 +67,10 @@ impl Engine {
         let untold = outbox.untold().map_err(|e| e.to_string())?;
         let now_ms = self.inner.clock.now_ms();
         let fresh: Vec<&StoredNotice> = untold.iter().filter(|n| n.source != Source::App.as_str()).collect();
-        if let Some(wait) = self.settling(&fresh) {
-            return Ok(Some(wait));
-        }
+        let (chain, leading) = match self.settling(&fresh) {
+            Verdict::Wait(wait) => return Ok(Some(wait)),
+            Verdict::Decide { chain, leading } => (chain, leading),
+        };
         let settings = self.delivery_settings();
         let tz = self.time_zone(&settings);
         let moment = Moment { now: ts(now_ms), tz: &tz, pause: self.paused() };
@@ -106,7 +103,9 @@ impl Engine {
             let recent = outbox.shown_since(source.as_str(), since).map_err(|e| e.to_string())?;
             let sound = self.take_sound(&settings, source, now_ms);
             if policy::coalesces(&settings, batch.len(), recent) {
-                let titles: Vec<String> = batch.iter().map(|n| n.title.clone()).collect();
+                // The burst's leading notice, told alone a moment ago: its banner becomes the burst's.
+                let leader = self.leader_of(source, chain)?;
+                let titles: Vec<String> = leader.iter().chain(&batch).map(|n| n.title.clone()).collect();
                 let keys: Vec<String> = batch.iter().map(|n| n.key.clone()).collect();
                 let banner = app_notice(
                     &format!("coalesced:{}:{now_ms}", source.as_str()),
@@ -114,13 +113,18 @@ impl Engine {
                     policy::coalesced_title(source, batch.len() + recent),
                     policy::list_body(&titles),
                 );
-                outbox.coalesce(&keys, &banner, now_ms).map_err(|e| e.to_string())?;
+                let folded = leader.as_ref().map(|l| l.key.as_str());
+                outbox.coalesce(&keys, folded, &banner, now_ms).map_err(|e| e.to_string())?;
                 if let Some(stored) = outbox.notice(&banner.key).map_err(|e| e.to_string())? {
-                    retry |= !self.show(&stored, sound, settings.attention).await?;
+                    let replaces = leader.and_then(|l| l.banner_id);
+                    retry |= !self.show_replacing(&stored, sound, settings.attention, replaces).await?;
                 }
             } else {
                 for (i, n) in batch.iter().enumerate() {
                     retry |= !self.show(n, sound && i == 0, settings.attention).await?;
+                }
+                if leading && let [n] = batch.as_slice() {
+                    self.inner.leaders.lock().unwrap_or_else(|p| p.into_inner()).insert(source, (chain, n.key.clone()));
                 }
             }
         }
@@ -163,23 +167,20 @@ impl Engine {
         })
     }
 
-    /// How long the burst in `fresh` still settles, measured on the monotonic clock from when this
-    /// engine first saw each notice (a wall clock set back must not hold a banner); `None` when
-    /// it is over.
-    fn settling(&self, fresh: &[&StoredNotice]) -> Option<Duration> {
-        let now = Instant::now();
-        // A banner the server refused waits for its own next try, not in anyone's burst.
-        let tried = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect::<std::collections::HashSet<_>>();
-        let fresh: Vec<&&StoredNotice> = fresh.iter().filter(|n| !tried.contains(&n.key)).collect();
-        let mut seen = self.inner.first_seen.lock().unwrap_or_else(|p| p.into_inner());
-        let keys: std::collections::HashSet<&str> = fresh.iter().map(|n| n.key.as_str()).collect();
-        seen.retain(|k, _| keys.contains(k.as_str()));
-        for n in fresh {
-            seen.entry(n.key.clone()).or_insert(now);
-        }
-        let (first, last) = (seen.values().min()?, seen.values().max()?);
-        let ready = (*last + SETTLE_QUIET).min(*first + SETTLE_MAX);
-        (ready > now).then(|| ready - now)
+    /// Whether to decide now (`settle`); the keys are those of `fresh` that may settle: a banner
+    /// the server refused waits for its own next try, not in anyone's burst.
+    fn settling(&self, fresh: &[&StoredNotice]) -> Verdict {
+        let tried = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner());
+        let keys = fresh.iter().map(|n| n.key.as_str()).filter(|k| !tried.contains_key(*k));
+        self.inner.settle.lock().unwrap_or_else(|p| p.into_inner()).verdict(keys, Instant::now())
+    }
+
+    /// The notice of `source` told alone at the head of `chain`, while its banner is still up.
+    fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, String> {
+        let leader = self.inner.leaders.lock().unwrap_or_else(|p| p.into_inner()).remove(&source);
+        let Some((_, key)) = leader.filter(|(c, _)| *c == chain) else { return Ok(None) };
+        let n = self.inner.outbox.notice(&key).map_err(|e| e.to_string())?;
+        Ok(n.filter(|n| n.banner_id.is_some() && n.read_at.is_none() && n.delivery.as_deref() == Some(Reason::Shown.as_str())))
     }
 
     /// Whether this source may ring now; if so the cooldown starts.
@@ -197,6 +198,11 @@ impl Engine {
     /// it was decided (told, or set aside after its last try); `false` when the server refused it
     /// and it waits for another try. An error stops the pass: no server, or the store failing.
     async fn show(&self, n: &StoredNotice, sound: bool, attention: bool) -> Result<bool, String> {
+        self.show_replacing(n, sound, attention, None).await
+    }
+
+    /// `show`, taking the place of banner `replaces` rather than the item's own live one.
+    async fn show_replacing(&self, n: &StoredNotice, sound: bool, attention: bool, replaces: Option<u32>) -> Result<bool, String> {
         let outbox = &self.inner.outbox;
         // Posted before, but not saved as told: save it now, never post it again.
         let posted = self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).get(&n.key).copied();
@@ -210,7 +216,10 @@ impl Engine {
                     body: n.body.clone(),
                     urgent: n.urgent && attention,
                     sound,
-                    replaces: outbox.live_banner(&n.item).map_err(|e| e.to_string())?,
+                    replaces: match replaces {
+                        Some(id) => Some(id),
+                        None => outbox.live_banner(&n.item).map_err(|e| e.to_string())?,
+                    },
                 };
                 match self.inner.desktop.post(&banner).await {
                     Ok(id) => id,

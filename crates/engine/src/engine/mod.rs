@@ -45,6 +45,7 @@ mod deliver;
 mod focus;
 mod keep;
 mod settings;
+mod settle;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -216,8 +217,11 @@ struct Inner {
     secret_writes: tokio::sync::Mutex<()>,
     /// `sign_outs` when the sign-in at start began.
     restore_began: std::sync::atomic::AtomicU64,
-    /// When this engine first saw each untold notice (the settle wait, on the monotonic clock).
-    first_seen: Mutex<std::collections::HashMap<String, tokio::time::Instant>>,
+    /// When the deliverer decides: at once for a notice alone, after a settle for a burst.
+    settle: Mutex<settle::Settle>,
+    /// Per source, the notice told alone at the head of a chain (chain, key): a burst that
+    /// follows it takes its banner's place.
+    leaders: Mutex<std::collections::HashMap<Source, (u64, String)>>,
     /// How often the server refused each untold notice's banner.
     tries: Mutex<std::collections::HashMap<String, u32>>,
     /// Banners posted whose "told" could not be saved (notice key → banner id): never posted twice.
@@ -271,7 +275,8 @@ impl Engine {
                 sign_outs: Default::default(),
                 restore_began: Default::default(),
                 secret_writes: Default::default(),
-                first_seen: Mutex::new(Default::default()),
+                settle: Mutex::new(Default::default()),
+                leaders: Mutex::new(Default::default()),
                 tries: Mutex::new(Default::default()),
                 unrecorded: Mutex::new(Default::default()),
                 shutdown,

@@ -651,9 +651,13 @@ impl Outbox {
 
     /// Decides a batch at once: every `keys` notice told as coalesced, and the one banner that
     /// stands for them saved untold — in one transaction, so a crash leaves neither half.
-    pub fn coalesce(&self, keys: &[String], banner: &Notice, now: i64) -> Result<(), OutboxError> {
+    pub fn coalesce(&self, keys: &[String], folded: Option<&str>, banner: &Notice, now: i64) -> Result<(), OutboxError> {
         let mut conn = self.lock();
         let tx = conn.transaction().map_err(|e| self.err(e))?;
+        // The burst's leading notice, shown alone a moment before: its banner becomes the burst's.
+        if let Some(key) = folded {
+            tx.execute("UPDATE notices SET delivery = 'coalesced', banner_id = NULL WHERE key = ?1", [key]).map_err(|e| self.err(e))?;
+        }
         for key in keys {
             tx.execute(
                 "UPDATE notices SET state = 'told', told_at = ?2, delivery = 'coalesced' WHERE key = ?1 AND state = 'untold'",
