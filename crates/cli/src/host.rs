@@ -43,8 +43,10 @@ impl Host {
         if lock.try_lock().is_err() {
             bail!("another cmux-tray engine is running for {} (it holds {})", paths.data_dir.display(), lock_path.display());
         }
+        raise_descriptor_limit();
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
         opts.config_file = Some(paths.config_file.clone());
+        opts.transport = settings.transport;
         let engine = Engine::start(opts).await?;
         let stop = StopToken::new();
         // Said before the socket answers, so a request right after start waits for the account.
@@ -163,6 +165,21 @@ async fn sign_in_at_start(engine: Engine, settings: Settings) {
                 tracing::error!("{e}");
                 return;
             }
+        }
+    }
+}
+
+/// Over HTTP/1.1 every held wait is a socket, and Linux's soft limit is often 1,024: the soft
+/// descriptor limit goes up to the hard one, so 10,000 follows (docs/notices.md allows 20,000)
+/// fit. Where the platform refuses (macOS caps it below an unlimited hard limit), it stays.
+fn raise_descriptor_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current.is_some() && limit.current < limit.maximum.or(Some(u64::MAX)) {
+        let raised = rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum };
+        match setrlimit(Resource::Nofile, raised) {
+            Ok(()) => tracing::debug!(from = ?limit.current, to = ?limit.maximum, "descriptor limit raised"),
+            Err(e) => tracing::debug!(at = ?limit.current, "descriptor limit kept: {e}"),
         }
     }
 }

@@ -417,6 +417,14 @@ impl Sim {
     }
 
     /// Adds a fault to the script; faults are tried in order, each for its `times`.
+    /// How many waits are held on this Run or hand-off right now (benchmarks wait for a follow's
+    /// first wait before they change its item, so the change is the only thing timed).
+    pub fn held_waits(&self, id: &str) -> usize {
+        let st = self.state();
+        let run = st.runs.iter().find(|r| r.id == id).map(|r| r.changes.receiver_count());
+        run.or_else(|| st.handoffs.iter().find(|h| h.id == id).map(|h| h.changes.receiver_count())).unwrap_or(0)
+    }
+
     pub fn add_fault(&self, fault: Fault) {
         self.inner.faults.lock().unwrap_or_else(|p| p.into_inner()).push(fault);
     }

@@ -71,6 +71,32 @@ pub fn checked_origin(what: &'static str, url: &str) -> Result<Url, ClientConfig
     }
 }
 
+/// How the client speaks HTTP (docs/cloud-api.md, "Where this project's build differs").
+///
+/// HTTP/1.1 by default: every held wait is a connection of its own, so no wait ever queues
+/// behind another. Over HTTP/2 all waits share one connection, and a server allows only so many
+/// streams on it (hyper's default, like most servers', is 200): past that, a follow's wait
+/// queues until another ends, up to a whole hold (10 s, 25 s) late. Measured in `scripts/bench`
+/// (row 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Transport {
+    #[default]
+    Http1,
+    /// HTTP/2: negotiated by ALPN over TLS, prior knowledge (h2c) over loopback `http://`.
+    Http2,
+}
+
+impl Transport {
+    /// `"1.1"` or `"2"`, as `[cloud] http` and `CMUX_TRAY_HTTP` say it.
+    pub fn parse(s: &str) -> Option<Transport> {
+        match s {
+            "1.1" => Some(Transport::Http1),
+            "2" => Some(Transport::Http2),
+            _ => None,
+        }
+    }
+}
+
 /// The cloud client. Cheap to clone: clones share one connection pool.
 #[derive(Clone)]
 pub struct CloudClient {
@@ -80,14 +106,19 @@ pub struct CloudClient {
 }
 
 impl CloudClient {
-    pub fn new(api_url: &str, auth_url: &str) -> Result<Self, ClientConfigError> {
+    pub fn new(api_url: &str, auth_url: &str, transport: Transport) -> Result<Self, ClientConfigError> {
         let api = checked_origin("API URL", api_url)?;
         let auth = checked_origin("auth URL", auth_url)?;
         // One process-wide provider; a second install is a no-op error we can ignore.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let mut headers = HeaderMap::new();
         headers.insert("accept", HeaderValue::from_static("application/json"));
-        let http = reqwest::Client::builder()
+        let builder = match transport {
+            Transport::Http1 => reqwest::Client::builder().http1_only(),
+            Transport::Http2 if api.scheme() == "http" => reqwest::Client::builder().http2_prior_knowledge(),
+            Transport::Http2 => reqwest::Client::builder(),
+        };
+        let http = builder
             .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none())
             .https_only(false) // checked_origin already allows http for loopback alone

@@ -1,7 +1,7 @@
 //! Settings: the TOML config file, then the environment (the environment wins, value by value).
 //!
-//! `[cloud] api_url, auth_url, team`, `[local] socket_path, password`; `CMUX_TRAY_API_URL`,
-//! `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`,
+//! `[cloud] api_url, auth_url, team, http`, `[local] socket_path, password`; `CMUX_TRAY_API_URL`,
+//! `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`, `CMUX_TRAY_HTTP`,
 //! and `CMUX_TRAY_TOKEN` (an access token given directly: held in memory, never written
 //! anywhere). An unknown key is a warning, never a failure; a bad value names the key, the file
 //! and what is allowed. Directories follow the platform's conventions (XDG on Linux), so a test
@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use secrecy::SecretString;
 
 use crate::cloud::TeamId;
+use crate::cloud::client::Transport;
 
 mod edit;
 pub use edit::{EDITABLE, get_in_file, set_in_file};
@@ -87,6 +88,8 @@ pub struct Settings {
     pub api_url: String,
     pub auth_url: String,
     pub team: Option<TeamId>,
+    /// `[cloud] http` (`"1.1"`, the default, or `"2"`), or `CMUX_TRAY_HTTP`.
+    pub transport: Transport,
     /// From `CMUX_TRAY_TOKEN` only.
     pub token: Option<SecretString>,
     /// The local socket's password mode: `[local] password`, or `CMUX_SOCKET_PASSWORD`.
@@ -110,6 +113,9 @@ impl Settings {
         }
         if let Some(v) = var("CMUX_TRAY_TEAM") {
             s.team = Some(team("CMUX_TRAY_TEAM", "environment", &v)?);
+        }
+        if let Some(v) = var("CMUX_TRAY_HTTP") {
+            s.transport = transport("CMUX_TRAY_HTTP", "environment", &v)?;
         }
         s.token = var("CMUX_TRAY_TOKEN").map(SecretString::from);
         if let Some(p) = var("CMUX_SOCKET_PASSWORD") {
@@ -169,6 +175,7 @@ impl Settings {
                             "api_url" => self.api_url = text()?,
                             "auth_url" => self.auth_url = text()?,
                             "team" => self.team = Some(team("cloud.team", &where_, &text()?)?),
+                            "http" => self.transport = transport("cloud.http", &where_, &text()?)?,
                             other => self.warnings.push(format!("{where_}: unknown key cloud.{other} (ignored)")),
                         }
                     }
@@ -209,6 +216,7 @@ impl Default for Settings {
             api_url: DEFAULT_API_URL.into(),
             auth_url: DEFAULT_AUTH_URL.into(),
             team: None,
+            transport: Transport::default(),
             token: None,
             socket_password: None,
             socket_path: None,
@@ -223,6 +231,15 @@ fn team(key: &str, where_: &str, value: &str) -> Result<TeamId, ConfigError> {
         key: key.into(),
         value: format!("{value:?}"),
         allowed: e.to_string(),
+    })
+}
+
+fn transport(key: &str, where_: &str, value: &str) -> Result<Transport, ConfigError> {
+    Transport::parse(value).ok_or_else(|| ConfigError::Value {
+        where_: where_.into(),
+        key: key.into(),
+        value: format!("{value:?}"),
+        allowed: "\"1.1\" or \"2\"".into(),
     })
 }
 

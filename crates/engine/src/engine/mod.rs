@@ -73,6 +73,8 @@ pub enum EngineError {
 pub struct EngineOptions {
     pub api_url: String,
     pub auth_url: String,
+    /// HTTP/1.1 (the default) or HTTP/2 to the cloud.
+    pub transport: crate::cloud::client::Transport,
     pub database: PathBuf,
     pub desktop: Arc<dyn Desktop>,
     pub clock: Clock,
@@ -91,6 +93,7 @@ impl EngineOptions {
         EngineOptions {
             api_url: api_url.into(),
             auth_url: auth_url.into(),
+            transport: Default::default(),
             database,
             desktop,
             clock: Clock::System,
@@ -234,7 +237,7 @@ struct Inner {
 impl Engine {
     /// Opens the store and starts the deliverer; nothing is followed until someone signs in.
     pub async fn start(opts: EngineOptions) -> Result<Engine, EngineError> {
-        let cloud = CloudClient::new(&opts.api_url, &opts.auth_url)?;
+        let cloud = CloudClient::new(&opts.api_url, &opts.auth_url, opts.transport)?;
         let outbox = Arc::new(Outbox::open(&opts.database)?);
         let shutdown = CancellationToken::new();
         let tracker = TaskTracker::new();

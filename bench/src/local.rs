@@ -1,0 +1,111 @@
+//! Row 4: the local socket (docs/local-socket.md). Requests per second and round trips for v1
+//! `notify` and v2 `notification.create_for_caller`, on one connection and over 16; and the
+//! whole `cmux-tray notify` process until its banner reaches the server, beside `notify-send`
+//! (libnotify) sending the same notice straight to the server.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::stats::{self, Figure, Goal};
+use crate::world::{World, wait_for};
+
+/// Past the 0.5 s chain gap (docs/notices.md §3), so every banner is a leading edge.
+const ISOLATION: Duration = Duration::from_millis(520);
+
+pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
+    let per_run = if quick { 2_000 } else { 20_000 };
+    let repeats = if quick { 1 } else { 3 };
+    let world = World::start(0, 0, &[])?;
+    let v1 = |i: usize| format!("notify Bench {i}|sub|body {i}");
+    let v2 = |i: usize| {
+        serde_json::json!({"id": i, "method": "notification.create_for_caller", "params": {"title": format!("Bench {i}"), "subtitle": "sub", "body": format!("body {i}")}})
+            .to_string()
+    };
+    for (name, make) in [("v1 notify", &v1 as &(dyn Fn(usize) -> String + Sync)), ("v2 notification.create_for_caller", &v2)] {
+        let (mut rate, mut p50, mut p99, mut rate16) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..repeats {
+            let mut client = world.client()?;
+            let mut rtt = Vec::with_capacity(per_run);
+            let start = Instant::now();
+            for i in 0..per_run {
+                let t = Instant::now();
+                let answer = client.ask(&make(i))?;
+                anyhow::ensure!(!answer.starts_with("ERROR") && !answer.contains("\"error\""), "{name}: {answer}");
+                rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+            rate.push(per_run as f64 / start.elapsed().as_secs_f64());
+            p50.push(stats::median(&rtt));
+            p99.push(stats::percentile(&rtt, 99.0));
+            // 16 connections side by side, each sending its share one after another.
+            let start = Instant::now();
+            std::thread::scope(|s| -> anyhow::Result<()> {
+                let handles: Vec<_> = (0..16)
+                    .map(|c| {
+                        let world = &world;
+                        s.spawn(move || -> anyhow::Result<()> {
+                            let mut client = world.client()?;
+                            for i in 0..per_run / 16 {
+                                client.ask(&make(c * per_run + i))?;
+                            }
+                            Ok(())
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.join().map_err(|_| anyhow::anyhow!("a client thread panicked"))??;
+                }
+                Ok(())
+            })?;
+            rate16.push((per_run / 16 * 16) as f64 / start.elapsed().as_secs_f64());
+        }
+        let method = format!("{per_run} requests, each answered before the next");
+        figures.push(Figure::of(4, &format!("{name}, 1 connection"), "req/s", &rate, Goal::at_least(20_000.0, 100.0), &method));
+        figures.push(Figure::of(4, &format!("{name} round trip p50"), "ms", &p50, None, &method));
+        figures.push(Figure::of(4, &format!("{name} round trip p99"), "ms", &p99, Goal::at_most(1.0, 50.0), &method));
+        figures.push(Figure::of(4, &format!("{name}, 16 connections"), "req/s", &rate16, None, &method));
+    }
+    drop(world);
+
+    // The whole process, until its banner arrives: ours against notify-send.
+    let world = World::start(0, 0, &[])?;
+    let rounds: usize = if quick { 10 } else { 40 };
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let mut last = Instant::now() - ISOLATION;
+    for i in 0..rounds {
+        for which in ["cmux-tray", "notify-send"] {
+            std::thread::sleep((last + ISOLATION).saturating_duration_since(Instant::now()));
+            let before = world.recorder.count();
+            let title = format!("Done {i}");
+            let mut command = if which == "cmux-tray" {
+                world.home.command(&["notify", "--title", &title, "--body", "Tests passed"])
+            } else {
+                world.home.program(std::path::Path::new("/usr/bin/notify-send"), &[&title, "Tests passed"])
+            };
+            let start = Instant::now();
+            let status = command.stdin(Stdio::null()).stdout(Stdio::null()).status()?;
+            anyhow::ensure!(status.success(), "{which} failed");
+            wait_for("its banner", Duration::from_secs(10), || world.recorder.count() > before)?;
+            let arrival = world.recorder.since(before).remove(0);
+            let ms = arrival.at.duration_since(start).as_secs_f64() * 1000.0;
+            if which == "cmux-tray" {
+                ours.push(ms)
+            } else {
+                theirs.push(ms)
+            }
+            last = arrival.at;
+        }
+    }
+    let chunks = |v: &[f64]| v.chunks(rounds.div_ceil(5)).map(stats::median).collect::<Vec<f64>>();
+    let method = format!("{rounds} each, alternating; exec → Notify at the recorder; medians of 5 groups");
+    let (o, t) = (chunks(&ours), chunks(&theirs));
+    let ratio: Vec<f64> = o.iter().zip(&t).map(|(a, b)| a / b).collect();
+    figures.push(Figure::of(4, "`cmux-tray notify` → banner", "ms", &o, None, &method));
+    figures.push(Figure::of(4, "`notify-send` → banner", "ms", &t, None, &method));
+    figures.push(Figure::of(4, "`cmux-tray notify` ÷ `notify-send`", "×", &ratio, Goal::at_most(1.5, 4.0), &method));
+    notes.push(format!(
+        "row 4: cmux-tray notify p50 {:.1} ms, notify-send p50 {:.1} ms over {rounds} each",
+        stats::median(&ours),
+        stats::median(&theirs)
+    ));
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! What a process costs, read from /proc: memory (RSS, PSS), CPU time, descriptors, sockets,
+//! context switches (each a wake-up), and its children.
+
+use std::path::PathBuf;
+
+fn proc(pid: u32, file: &str) -> PathBuf {
+    PathBuf::from(format!("/proc/{pid}/{file}"))
+}
+
+/// Resident and proportional set size, in KiB (`smaps_rollup`).
+pub fn rss_pss_kib(pid: u32) -> (u64, u64) {
+    let text = std::fs::read_to_string(proc(pid, "smaps_rollup")).unwrap_or_default();
+    let field = |name: &str| {
+        text.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
+    };
+    (field("Rss:"), field("Pss:"))
+}
+
+/// User + system CPU time, in clock ticks (USER_HZ, 100 on Linux).
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let text = std::fs::read_to_string(proc(pid, "stat")).unwrap_or_default();
+    // Fields after the command's closing parenthesis; utime and stime are the 14th and 15th.
+    let rest = text.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+}
+
+pub const TICKS_PER_SEC: f64 = 100.0;
+
+/// Open descriptors, and how many of them are sockets.
+pub fn descriptors(pid: u32) -> (usize, usize) {
+    let Ok(dir) = std::fs::read_dir(proc(pid, "fd")) else { return (0, 0) };
+    let mut all = 0;
+    let mut sockets = 0;
+    for e in dir.flatten() {
+        all += 1;
+        if std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:")) {
+            sockets += 1;
+        }
+    }
+    (all, sockets)
+}
+
+/// Established TCP connections to `port` on loopback, counted from /proc/net/tcp (v4).
+pub fn tcp_connections_to(port: u16) -> usize {
+    let text = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let want = format!(":{port:04X}");
+    text.lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[2].ends_with(&want) && f[3] == "01"
+        })
+        .count()
+}
+
+/// Voluntary + involuntary context switches of every thread: each is a wake-up or a preemption.
+pub fn context_switches(pid: u32) -> u64 {
+    let Ok(dir) = std::fs::read_dir(proc(pid, "task")) else { return 0 };
+    let mut n = 0;
+    for t in dir.flatten() {
+        let text = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+        for l in text.lines() {
+            if l.starts_with("voluntary_ctxt_switches:") || l.starts_with("nonvoluntary_ctxt_switches:") {
+                n += l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            }
+        }
+    }
+    n
+}
+
+/// Every descendant of `pid` (children, their children …).
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(proc(p, "task")) else { continue };
+        for t in tasks.flatten() {
+            let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for c in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+                out.push(c);
+                todo.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The command name of a process.
+pub fn comm(pid: u32) -> String {
+    std::fs::read_to_string(proc(pid, "comm")).unwrap_or_default().trim().to_owned()
+}
+
+/// "2 cores, 23.5 GiB" and the CPU model.
+pub fn machine() -> String {
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, m)| m.trim().to_owned())
+        .unwrap_or_default();
+    format!("{cores} cores ({model}), {:.1} GiB memory", mem / 1024.0 / 1024.0)
+}

@@ -1,0 +1,161 @@
+//! Row 2: many follows in one daemon. What holding them costs (memory added, CPU while the
+//! long-polls are merely held, connections and descriptors), and how long until all of them
+//! are recorded when they all end at once, and in how many banners.
+//!
+//! The daemon starts with nothing followed; its memory then is the baseline. The items are then
+//! handed over on the socket (`cloud.follow`, pipelined), half Runs, half hand-offs, and held.
+//! Over HTTP/1.1 every held wait is a connection; over HTTP/2 (h2c prior knowledge, the
+//! simulator's hyper server allowing 200 streams a connection as servers commonly do) they share
+//! one, and what the stream limit does to them is measured too.
+
+use std::time::{Duration, Instant};
+
+use cmux_cloud_sim::{HandoffChange, RunChange};
+
+use crate::procfs;
+use crate::stats::{Figure, Goal};
+use crate::world::World;
+
+struct One {
+    added_mib: f64,
+    cpu_pct: f64,
+    fds: usize,
+    sockets: usize,
+    connections: usize,
+    held: usize,
+    recorded_s: f64,
+    banners: usize,
+    titles: Vec<String>,
+}
+
+pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
+    let follows = if quick { 2_000 } else { 10_000 };
+    let repeats = if quick { 1 } else { 3 };
+    for (transport, env, repeats) in [("HTTP/1.1", vec![], repeats), ("HTTP/2", vec![("CMUX_TRAY_HTTP", "2")], 1)] {
+        let mut runs = Vec::new();
+        for _ in 0..repeats {
+            runs.push(once(follows, &env, quick)?);
+        }
+        let col = |f: &dyn Fn(&One) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+        let method = format!("{follows} follows (half Runs, half hand-offs) handed over on the socket; /proc; {transport}");
+        let name = |what: &str| format!("{what}, {follows} follows, {transport}");
+        // The goals are for the transport the product uses (HTTP/1.1, docs/cloud-api.md).
+        let goal = |g: Option<Goal>| if transport == "HTTP/1.1" { g } else { None };
+        figures.push(Figure::of(2, &name("memory added"), "MiB", &col(&|r| r.added_mib), goal(Goal::at_most(64.0, 256.0)), &method));
+        figures.push(Figure::of(2, &name("memory per follow"), "KiB", &col(&|r| r.added_mib * 1024.0 / follows as f64), None, &method));
+        figures.push(Figure::of(2, &name("CPU while held"), "% of a core", &col(&|r| r.cpu_pct), goal(Goal::at_most(2.0, 60.0)), &method));
+        figures.push(Figure::of(2, &name("waits held at the simulator"), "", &col(&|r| r.held as f64), None, &method));
+        figures.push(Figure::of(2, &name("TCP connections"), "", &col(&|r| r.connections as f64), None, &method));
+        figures.push(Figure::of(
+            2,
+            &name("descriptors (sockets)"),
+            "",
+            &col(&|r| r.fds as f64),
+            None,
+            &format!("{method}; sockets: {:?}", runs.iter().map(|r| r.sockets).collect::<Vec<_>>()),
+        ));
+        figures.push(Figure::of(
+            2,
+            &name("all ends recorded after"),
+            "s",
+            &col(&|r| r.recorded_s),
+            goal(Goal::at_most(2.0, 20.0)),
+            &method,
+        ));
+        figures.push(Figure::of(2, &name("banners for them"), "", &col(&|r| r.banners as f64), goal(Goal::at_most(10.0, 100.0)), &method));
+        notes.push(format!("row 2, {transport}: {} of {follows} waits held at once", runs.iter().map(|r| r.held).min().unwrap_or(0)));
+        notes.push(format!("row 2, {transport}: the banners when all ended: {:?}", runs.first().map(|r| &r.titles)));
+    }
+    Ok(())
+}
+
+fn once(follows: usize, env: &[(&str, &str)], quick: bool) -> anyhow::Result<One> {
+    let world = World::start(0, 0, env)?;
+    let pid = world.pid();
+    std::thread::sleep(Duration::from_secs(2));
+    let (base_rss, _) = procfs::rss_pss_kib(pid);
+    let sim = world.cloud.sim();
+    let user = &world.user.user_id;
+    let runs: Vec<String> = (0..follows / 2).map(|i| sim.create_run(user, &format!("Scale run {i}"))).collect();
+    let handoffs: Vec<String> = (0..follows - follows / 2)
+        .map(|i| {
+            sim.create_handoff(cmux_cloud_sim::state::NewHandoff {
+                owner: user.clone(),
+                title: Some(format!("Scale hand-off {i}")),
+                ..Default::default()
+            })
+        })
+        .collect();
+    let mut client = world.client()?;
+    let requests: Vec<String> = runs
+        .iter()
+        .map(|id| ("run", id))
+        .chain(handoffs.iter().map(|id| ("handoff", id)))
+        .map(|(kind, id)| serde_json::json!({"id": 1, "method": "cloud.follow", "params": {"kind": kind, "id": id}}).to_string())
+        .collect();
+    for chunk in requests.chunks(500) {
+        let ok = client.pipeline(chunk)?;
+        anyhow::ensure!(ok == chunk.len(), "{} follows refused", chunk.len() - ok);
+    }
+    // Held: as many waits as the transport lets be held, after a settle.
+    let all: Vec<&String> = runs.iter().chain(&handoffs).collect();
+    let count_held = || all.iter().filter(|id| sim.held_waits(id) > 0).count();
+    let start = Instant::now();
+    while count_held() < follows && start.elapsed() < Duration::from_secs(if quick { 30 } else { 90 }) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(if quick { 3 } else { 10 }));
+    let held = count_held();
+    let (rss, _) = procfs::rss_pss_kib(pid);
+    let (fds, sockets) = procfs::descriptors(pid);
+    let connections = procfs::tcp_connections_to(world.cloud.running.addr.port());
+    // CPU over windows while nothing changes (only the holds ending and being asked again).
+    let window = Duration::from_secs(if quick { 5 } else { 30 });
+    let t0 = procfs::cpu_ticks(pid);
+    std::thread::sleep(window);
+    let cpu_pct = (procfs::cpu_ticks(pid) - t0) as f64 / procfs::TICKS_PER_SEC / window.as_secs_f64() * 100.0;
+
+    // All end at once: every Run succeeds, every hand-off's turn is done.
+    let before = world.recorder.count();
+    let ended = Instant::now();
+    for id in &runs {
+        sim.update_run(id, RunChange::status("succeeded"));
+    }
+    for id in &handoffs {
+        sim.update_handoff(id, HandoffChange::status("done"));
+    }
+    let db = rusqlite::Connection::open_with_flags(world.home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let recorded = || -> usize {
+        db.query_row("SELECT COUNT(*) FROM notices WHERE item LIKE 'run:%' OR item LIKE 'handoff:%'", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as usize)
+            .unwrap_or(0)
+    };
+    let limit = Duration::from_secs(120);
+    while recorded() < follows && ended.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let recorded_s = if recorded() >= follows { ended.elapsed().as_secs_f64() } else { f64::NAN };
+    // The banners: until none came for longer than a burst settles (docs/notices.md §3: 2 s).
+    let mut last = (world.recorder.count(), Instant::now());
+    while last.1.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+        let c = world.recorder.count();
+        if c != last.0 {
+            last = (c, Instant::now());
+        }
+    }
+    let told = world.recorder.since(before);
+    let banners = told.len();
+    let titles = told.into_iter().map(|a| a.summary).collect();
+    Ok(One {
+        added_mib: rss.saturating_sub(base_rss) as f64 / 1024.0,
+        cpu_pct,
+        fds,
+        sockets,
+        connections,
+        held,
+        recorded_s,
+        banners,
+        titles,
+    })
+}

@@ -1,0 +1,163 @@
+//! Medians, percentiles and spreads, and the table a run writes.
+
+use serde::Serialize;
+
+/// The `p`-th percentile (0–100) of `xs`, nearest rank; `NaN` for none.
+pub fn percentile(xs: &[f64], p: f64) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    v[rank.min(v.len()) - 1]
+}
+
+pub fn median(xs: &[f64]) -> f64 {
+    percentile(xs, 50.0)
+}
+
+pub fn max(xs: &[f64]) -> f64 {
+    xs.iter().copied().fold(f64::NAN, f64::max)
+}
+
+pub fn min(xs: &[f64]) -> f64 {
+    xs.iter().copied().fold(f64::NAN, f64::min)
+}
+
+/// Which way a figure is good.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+/// A goal, and the far-off mark `--quick` fails at (a regression gate, not the goal).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Goal {
+    pub value: f64,
+    pub better: Better,
+    pub gate: f64,
+}
+
+impl Goal {
+    pub fn at_most(value: f64, gate: f64) -> Option<Goal> {
+        Some(Goal { value, better: Better::Lower, gate })
+    }
+    pub fn at_least(value: f64, gate: f64) -> Option<Goal> {
+        Some(Goal { value, better: Better::Higher, gate })
+    }
+    fn meets(&self, x: f64, mark: f64) -> bool {
+        match self.better {
+            Better::Lower => x <= mark,
+            Better::Higher => x >= mark,
+        }
+    }
+}
+
+/// One row of the tables: the median of repeated runs, with their spread.
+#[derive(Debug, Clone, Serialize)]
+pub struct Figure {
+    pub row: u8,
+    pub name: String,
+    pub unit: String,
+    pub median: f64,
+    pub spread: (f64, f64),
+    pub runs: usize,
+    pub goal: Option<Goal>,
+    pub method: String,
+}
+
+impl Figure {
+    /// A figure from the values of repeated runs.
+    pub fn of(row: u8, name: &str, unit: &str, runs: &[f64], goal: Option<Goal>, method: &str) -> Figure {
+        Figure {
+            row,
+            name: name.into(),
+            unit: unit.into(),
+            median: median(runs),
+            spread: (min(runs), max(runs)),
+            runs: runs.len(),
+            goal,
+            method: method.into(),
+        }
+    }
+
+    pub fn meets_goal(&self) -> Option<bool> {
+        self.goal.map(|g| g.meets(self.median, g.value))
+    }
+
+    pub fn within_gate(&self) -> bool {
+        self.goal.is_none_or(|g| g.meets(self.median, g.gate))
+    }
+}
+
+fn num(x: f64) -> String {
+    if x.is_nan() {
+        "–".into()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// The Markdown table: figure, goal, method, per row.
+pub fn markdown(figures: &[Figure], machine: &str, command: &str, date: &str) -> String {
+    let mut out = format!("# cmux-tray benchmarks\n\n- date: {date}\n- machine: {machine}\n- command: `{command}`\n\n");
+    out.push_str(
+        "| row | figure | median | spread (min–max) | runs | goal | met | method |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for f in figures {
+        let goal = f
+            .goal
+            .map(|g| format!("{} {} {}", if g.better == Better::Lower { "≤" } else { "≥" }, num(g.value), f.unit))
+            .unwrap_or_default();
+        let met = match f.meets_goal() {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "",
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} {} | {}–{} | {} | {} | {} | {} |\n",
+            f.row,
+            f.name,
+            num(f.median),
+            f.unit,
+            num(f.spread.0),
+            num(f.spread.1),
+            f.runs,
+            goal,
+            met,
+            f.method
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let xs: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&xs, 50.0), 50.0);
+        assert_eq!(percentile(&xs, 99.0), 99.0);
+        assert_eq!(percentile(&xs, 100.0), 100.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert!(percentile(&[], 50.0).is_nan());
+    }
+
+    #[test]
+    fn gates_are_on_the_right_side() {
+        let f = Figure::of(1, "p99", "ms", &[40.0, 60.0, 55.0], Goal::at_most(50.0, 200.0), "");
+        assert_eq!(f.meets_goal(), Some(false));
+        assert!(f.within_gate());
+        let g = Figure::of(4, "req/s", "/s", &[1000.0], Goal::at_least(20000.0, 2000.0), "");
+        assert!(!g.within_gate());
+    }
+}

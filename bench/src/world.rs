@@ -1,0 +1,82 @@
+//! One benchmark's world: a private session bus with the in-process recorder on it, the
+//! simulator on loopback (in this process), a sandboxed home and `cmux-tray daemon` signed in,
+//! following what the account has open.
+
+use std::time::{Duration, Instant};
+
+use cmux_cloud_sim::SimUser;
+use cmux_cloud_sim::state::NewHandoff;
+use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home};
+
+use crate::recorder::Recorder;
+use crate::socket::Client;
+
+pub struct World {
+    pub recorder: Recorder,
+    pub daemon: Daemon,
+    pub home: Home,
+    pub user: SimUser,
+    pub cloud: Cloud,
+    /// The private bus, kept while the world lives.
+    _desktop: DesktopSession,
+    /// The items open before the daemon signed in (all followed at its sign-in).
+    pub runs: Vec<String>,
+    pub handoffs: Vec<String>,
+}
+
+impl World {
+    /// `runs` Runs and `handoffs` hand-offs open in the account; `env` for the daemon (e.g. its
+    /// transport). Returns once every one of them has a wait held at the simulator.
+    pub fn start(runs: usize, handoffs: usize, env: &[(&str, &str)]) -> anyhow::Result<World> {
+        let desktop = DesktopSession::start_without_server();
+        let cloud = Cloud::start();
+        let recorder = cloud.rt.block_on(Recorder::start(&desktop.address))?;
+        let user = cloud.sim().add_user("bench@example.com");
+        let runs: Vec<String> = (0..runs).map(|i| cloud.sim().create_run(&user.user_id, &format!("Background run {i}"))).collect();
+        let handoffs: Vec<String> = (0..handoffs)
+            .map(|i| {
+                cloud.sim().create_handoff(NewHandoff {
+                    owner: user.user_id.clone(),
+                    title: Some(format!("Background hand-off {i}")),
+                    ..NewHandoff::default()
+                })
+            })
+            .collect();
+        let home = Home::new(&cloud.origin(), &desktop.address);
+        let daemon = home.daemon_with(&user.access_token, env);
+        let world = World { recorder, daemon, home, user, cloud, _desktop: desktop, runs, handoffs };
+        world.wait_all_held(Duration::from_secs(300))?;
+        Ok(world)
+    }
+
+    pub fn client(&self) -> anyhow::Result<Client> {
+        Client::connect(&self.home.socket())
+    }
+
+    /// Waits until every open item has a wait held at the simulator.
+    pub fn wait_all_held(&self, limit: Duration) -> anyhow::Result<()> {
+        let start = Instant::now();
+        let sim = self.cloud.sim();
+        let mut pending: Vec<&String> = self.runs.iter().chain(&self.handoffs).collect();
+        while !pending.is_empty() {
+            pending.retain(|id| sim.held_waits(id) == 0);
+            anyhow::ensure!(start.elapsed() < limit, "{} items have no wait held after {limit:?}", pending.len());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.daemon.pid()
+    }
+}
+
+/// Polls `cond` every millisecond until it holds, or fails after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) -> anyhow::Result<()> {
+    let start = Instant::now();
+    while !cond() {
+        anyhow::ensure!(start.elapsed() < limit, "not within {limit:?}: {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(())
+}
