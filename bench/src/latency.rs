@@ -66,7 +66,7 @@ pub fn run(o: &Options, figures: &mut Vec<Figure>, note: &mut Vec<String>) -> an
             rounds.len()
         );
         let name = |what: &str| format!("change → banner {what}, {n} followed");
-        figures.push(Figure::of(1, &name("p50"), "ms", &per(|r| stats::median(r)), None, &method));
+        figures.push(Figure::of(1, &name("p50"), "ms", &per(stats::median), None, &method));
         figures.push(Figure::of(1, &name("p99"), "ms", &per(|r| stats::percentile(r, 99.0)), Goal::at_most(50.0, 250.0), &method));
         figures.push(Figure::of(1, &name("max"), "ms", &per(stats::max), None, &method));
         // 60 s polling, from the same event times: an end waits for the next poll.
@@ -88,7 +88,7 @@ pub fn run(o: &Options, figures: &mut Vec<Figure>, note: &mut Vec<String>) -> an
             1,
             &format!("60 s polling p50 ÷ ours, {n} followed"),
             "×",
-            &ratio(|r| stats::median(r)),
+            &ratio(stats::median),
             None,
             poll_method,
         ));
