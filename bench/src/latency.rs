@@ -84,14 +84,7 @@ pub fn run(o: &Options, figures: &mut Vec<Figure>, note: &mut Vec<String>) -> an
             None,
             poll_method,
         ));
-        figures.push(Figure::of(
-            1,
-            &format!("60 s polling p50 ÷ ours, {n} followed"),
-            "×",
-            &ratio(stats::median),
-            None,
-            poll_method,
-        ));
+        figures.push(Figure::of(1, &format!("60 s polling p50 ÷ ours, {n} followed"), "×", &ratio(stats::median), None, poll_method));
         note.push(format!(
             "row 1, {n} followed: pooled over {} events p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
             latencies.len(),
