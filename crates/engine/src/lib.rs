@@ -5,7 +5,10 @@
 //! - [`cloud`]: the HTTP client of the cmux cloud, its types, checked ids and typed errors.
 //! - [`follow`]: one task per followed Run or hand-off, long-polling, with pacing and stop rules.
 //! - [`notice`]: pure rules — is this snapshot news, and what does its banner say.
-//! - [`outbox`]: the SQLite store that makes "told exactly once" survive a crash.
+//! - [`outbox`]: the SQLite store that makes "told exactly once" survive a crash; concurrent
+//!   writes share one commit.
+//! - [`policy`]: whether and how a notice becomes a banner (switches, pause, quiet hours, focus,
+//!   bursts, sound), as pure decisions.
 //! - [`desktop`]: post, replace and withdraw banners; hear clicks (freedesktop D-Bus).
 //! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands.
 //! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it.

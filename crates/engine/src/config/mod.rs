@@ -286,4 +286,17 @@ mod tests {
         let msg = Settings::load(&file, &env(&[])).unwrap_err().to_string();
         assert!(msg.contains("not valid TOML"), "{msg}");
     }
+
+    #[test]
+    fn http_is_1_1_unless_2_is_asked_for_and_anything_else_names_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        assert_eq!(Settings::load(&file, &env(&[])).unwrap().transport, Transport::Http1);
+        std::fs::write(&file, "[cloud]\nhttp = \"2\"\n").unwrap();
+        assert_eq!(Settings::load(&file, &env(&[])).unwrap().transport, Transport::Http2);
+        assert_eq!(Settings::load(&file, &env(&[("CMUX_TRAY_HTTP", "1.1")])).unwrap().transport, Transport::Http1);
+        std::fs::write(&file, "[cloud]\nhttp = \"3\"\n").unwrap();
+        let msg = Settings::load(&file, &env(&[])).unwrap_err().to_string();
+        assert!(msg.contains("cloud.http") && msg.contains("\"1.1\" or \"2\""), "{msg}");
+    }
 }

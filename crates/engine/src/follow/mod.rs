@@ -329,7 +329,8 @@ impl Follower {
                         Answer::Handoff(h) => notice::handoff_title(h),
                     };
                     if title.as_ref() != Some(&named) {
-                        match inner.outbox.set_follow_title(row.kind, &row.id, &named) {
+                        let (kind, id, name) = (row.kind, row.id.clone(), named.clone());
+                        match self.on_store(move |o| o.set_follow_title(kind, &id, &name)).await {
                             Ok(changed) => {
                                 if changed {
                                     let _ = inner.events.send(FollowerEvent::Named);
@@ -340,8 +341,8 @@ impl Follower {
                         }
                     }
                     let recorded = match answer {
-                        Answer::Run(run) => self.record_run(&row, session, run),
-                        Answer::Handoff(h) => self.record_handoff(&row, session, &mut cursor, &mut changed_at, h),
+                        Answer::Run(run) => self.record_run(&row, session, run).await,
+                        Answer::Handoff(h) => self.record_handoff(&row, session, &mut cursor, &mut changed_at, h).await,
                     };
                     match recorded {
                         Ok(Some(end)) => return end,
@@ -401,21 +402,36 @@ impl Follower {
         }
     }
 
-    fn record_run(&self, row: &FollowRow, session: &Session, run: Run) -> Result<Option<FollowEnd>, OutboxError> {
-        let outbox = &self.inner.outbox;
-        let verdict = notice::run_verdict(&run, outbox.cancel_noted(&row.id)?);
-        let notice = match &verdict {
+    async fn record_run(&self, row: &FollowRow, session: &Session, run: Run) -> Result<Option<FollowEnd>, OutboxError> {
+        let verdict = notice::run_verdict(&run, self.inner.outbox.cancel_noted(&row.id)?);
+        let notice = match verdict {
             RunVerdict::Going => return Ok(None),
             RunVerdict::EndedQuietly => None,
             RunVerdict::Ended(n) => Some(n),
         };
-        if outbox.record_run_end(&run, notice.map(|n| &**n), &session.account, self.inner.clock.now_ms())? {
+        let (run, account, now) = (Box::new(run), session.account.clone(), self.inner.clock.now_ms());
+        let (told, run) = self.on_store(move |o| Ok((o.record_run_end(&run, notice.as_deref(), &account, now)?, run))).await?;
+        if told {
             self.inner.deliver.notify_one();
         }
-        Ok(Some(FollowEnd::RunEnded(Box::new(run))))
+        Ok(Some(FollowEnd::RunEnded(run)))
     }
 
-    fn record_handoff(
+    /// A store write on a blocking thread, so that writes from many follows queue up for one
+    /// commit together (the outbox's group commit) rather than hold the runtime's few workers
+    /// through a disk wait each.
+    async fn on_store<T: Send + 'static>(
+        &self,
+        write: impl FnOnce(&Outbox) -> Result<T, OutboxError> + Send + 'static,
+    ) -> Result<T, OutboxError> {
+        let outbox = self.inner.outbox.clone();
+        match tokio::task::spawn_blocking(move || write(&outbox)).await {
+            Ok(result) => result,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
+    async fn record_handoff(
         &self,
         row: &FollowRow,
         session: &Session,
@@ -429,8 +445,9 @@ impl Follower {
             return Ok(None);
         }
         let now = self.inner.clock.now_ms();
-        let told =
-            self.inner.outbox.record_handoff(&row.id, h.version, verdict.notice.as_ref(), false, verdict.closes, &session.account, now)?;
+        let (id, version, notice, closes, account) =
+            (row.id.clone(), h.version, verdict.notice.clone(), verdict.closes, session.account.clone());
+        let told = self.on_store(move |o| o.record_handoff(&id, version, notice.as_ref(), false, closes, &account, now)).await?;
         if told {
             self.inner.deliver.notify_one();
         }

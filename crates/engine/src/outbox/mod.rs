@@ -5,6 +5,7 @@
 //! relaunches, a key is inserted once, and only a key in the store is ever posted. It never knows
 //! HTTP or D-Bus. It never starts empty over a file it cannot read: it says what is wrong and where.
 
+mod group;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -162,6 +163,8 @@ pub struct Card {
 
 pub struct Outbox {
     conn: Mutex<Connection>,
+    /// What the follows and the socket record shares commits (`group`).
+    group: group::Group,
     path: PathBuf,
 }
 
@@ -183,7 +186,7 @@ impl Outbox {
             crate::private::tighten_file(Path::new(&name)).map_err(|source| OutboxError::Dir { path: name.clone().into(), source })?;
         }
         let conn = Connection::open(path).map_err(|e| classify(path, e))?;
-        let outbox = Outbox { conn: Mutex::new(conn), path: path.to_path_buf() };
+        let outbox = Outbox { conn: Mutex::new(conn), group: Default::default(), path: path.to_path_buf() };
         outbox.prepare()?;
         Ok(outbox)
     }
@@ -193,7 +196,7 @@ impl Outbox {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(|e| classify(path, e))?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| classify(path, e))?;
-        let outbox = Outbox { conn: Mutex::new(conn), path: path.to_path_buf() };
+        let outbox = Outbox { conn: Mutex::new(conn), group: Default::default(), path: path.to_path_buf() };
         let version: i64 = outbox.lock().query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| classify(path, e))?;
         outbox.check_version(version)?;
         Ok(outbox)
@@ -349,34 +352,30 @@ impl Outbox {
     /// A Run's end, in one transaction: its notice (unless quiet), its card, the follow ended.
     /// Returns whether a notice became untold (the deliverer has work).
     pub fn record_run_end(&self, run: &crate::cloud::Run, notice: Option<&Notice>, account: &str, now: i64) -> Result<bool, OutboxError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction().map_err(|e| self.err(e))?;
-        let told = match notice {
-            Some(n) => insert_notice(&tx, n, Some(account), now, "untold").map_err(|e| self.err(e))?,
-            None => false,
-        };
-        let outcome = run.outcome().and_then(|o| serde_json::to_value(o).ok());
-        tx.execute(
-            "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                run.id.as_str(),
-                // The card shows the task with its lines; cleaned like every notice's words.
-                crate::notice::text::clean(&run.task, true),
-                outcome.and_then(|o| o.as_str().map(String::from)).unwrap_or_default(),
-                run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default()),
-                notice.map(|n| n.key.clone()),
-                now
-            ],
-        )
-        .map_err(|e| self.err(e))?;
-        let reason = if notice.is_some() { "ended" } else { "cancelled here" };
-        tx.execute(
-            "UPDATE follows SET ended_at = ?2, end_reason = ?3, changed_at = ?2 WHERE kind = 'run' AND id = ?1 AND ended_at IS NULL",
-            params![run.id.as_str(), now, reason],
-        )
-        .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))?;
-        Ok(told)
+        let (notice, account) = (notice.cloned(), account.to_owned());
+        let outcome = run.outcome().and_then(|o| serde_json::to_value(o).ok()).and_then(|o| o.as_str().map(String::from));
+        let run_id = run.id.as_str().to_owned();
+        // The card shows the task with its lines; cleaned like every notice's words.
+        let task = crate::notice::text::clean(&run.task, true);
+        let receipt = run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default());
+        self.group
+            .write(&self.conn, move |tx| {
+                let told = match &notice {
+                    Some(n) => insert_notice(tx, n, Some(&account), now, "untold")?,
+                    None => false,
+                };
+                tx.execute(
+                    "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![run_id, task, outcome.unwrap_or_default(), receipt, notice.as_ref().map(|n| n.key.clone()), now],
+                )?;
+                let reason = if notice.is_some() { "ended" } else { "cancelled here" };
+                tx.execute(
+                    "UPDATE follows SET ended_at = ?2, end_reason = ?3, changed_at = ?2 WHERE kind = 'run' AND id = ?1 AND ended_at IS NULL",
+                    params![run_id, now, reason],
+                )?;
+                Ok(told)
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// A hand-off's new version, in one transaction: the cursor moves, its notice is inserted
@@ -392,34 +391,32 @@ impl Outbox {
         account: &str,
         now: i64,
     ) -> Result<bool, OutboxError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction().map_err(|e| self.err(e))?;
-        let told = match notice {
-            Some(n) => {
-                insert_notice(&tx, n, Some(account), now, if silent { "silent" } else { "untold" }).map_err(|e| self.err(e))? && !silent
-            }
-            None => false,
-        };
-        tx.execute(
-            "UPDATE follows SET cursor = MAX(cursor, ?2), changed_at = ?3 WHERE kind = 'handoff' AND id = ?1",
-            params![id, version as i64, now],
-        )
-        .map_err(|e| self.err(e))?;
-        if closes {
-            tx.execute(
-                "UPDATE follows SET ended_at = ?2, end_reason = 'closed' WHERE kind = 'handoff' AND id = ?1 AND ended_at IS NULL",
-                params![id, now],
-            )
-            .map_err(|e| self.err(e))?;
-        }
-        tx.commit().map_err(|e| self.err(e))?;
-        Ok(told)
+        let (id, notice, account) = (id.to_owned(), notice.cloned(), account.to_owned());
+        self.group
+            .write(&self.conn, move |tx| {
+                let told = match &notice {
+                    Some(n) => insert_notice(tx, n, Some(&account), now, if silent { "silent" } else { "untold" })? && !silent,
+                    None => false,
+                };
+                tx.execute(
+                    "UPDATE follows SET cursor = MAX(cursor, ?2), changed_at = ?3 WHERE kind = 'handoff' AND id = ?1",
+                    params![id, version as i64, now],
+                )?;
+                if closes {
+                    tx.execute(
+                        "UPDATE follows SET ended_at = ?2, end_reason = 'closed' WHERE kind = 'handoff' AND id = ?1 AND ended_at IS NULL",
+                        params![id, now],
+                    )?;
+                }
+                Ok(told)
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// A notice from a source without a follow (local agents). Returns whether it is new.
     pub fn record_notice(&self, n: &Notice, now: i64) -> Result<bool, OutboxError> {
-        let conn = self.lock();
-        insert_notice(&conn, n, None, now, "untold").map_err(|e| self.err(e))
+        let n = n.clone();
+        self.group.write(&self.conn, move |c| insert_notice(c, &n, None, now, "untold")).map_err(|e| self.err(e))
     }
 
     // ── local notices (cmux's socket) ───────────────────────────────────────────────────────
