@@ -403,7 +403,9 @@ impl Follower {
     }
 
     async fn record_run(&self, row: &FollowRow, session: &Session, run: Run) -> Result<Option<FollowEnd>, OutboxError> {
-        let verdict = notice::run_verdict(&run, self.inner.outbox.cancel_noted(&row.id)?);
+        // A Run still going is the common answer (every hold that ends unchanged): no store read.
+        let cancelled_here = run.is_terminal() && self.inner.outbox.cancel_noted(&row.id)?;
+        let verdict = notice::run_verdict(&run, cancelled_here);
         let notice = match verdict {
             RunVerdict::Going => return Ok(None),
             RunVerdict::EndedQuietly => None,
