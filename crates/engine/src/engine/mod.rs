@@ -29,7 +29,7 @@ use crate::desktop::Desktop;
 use crate::follow::{FollowError, Follower, FollowerEvent, Limits, Pacing, Session, WaitError};
 use crate::notice::local::LocalPost;
 use crate::notice::{self, Notice, Source};
-use crate::outbox::{AccountRow, FollowKind, FollowRow, Outbox, OutboxError, StoredNotice};
+use crate::outbox::{AccountRow, FollowKind, FollowRow, HandoffStep, Outbox, OutboxError, StoredNotice};
 
 /// How long a problem stays in the status after it was last seen.
 const PROBLEM_SHOWN_MS: i64 = 3_600_000;
@@ -783,7 +783,8 @@ impl Engine {
         let now = self.inner.clock.now_ms();
         if outbox.add_follow(FollowKind::Handoff, h.id.as_str(), &session.account, h.version, false, now)? {
             let verdict = notice::handoff_verdict(h);
-            outbox.record_handoff(h.id.as_str(), h.version, verdict.notice.as_ref(), true, false, &session.account, now)?;
+            let step = HandoffStep { id: h.id.as_str(), version: h.version, notice: verdict.notice.as_ref(), silent: true, closes: false };
+            outbox.record_handoff(step, &session.account, now)?;
         }
         outbox.set_follow_title(FollowKind::Handoff, h.id.as_str(), &notice::handoff_title(h))?;
         self.inner.follower.follow_handoff(session, &h.id, h.version, false)

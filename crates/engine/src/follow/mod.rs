@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use crate::clock::{Clock, DAY_MS, HOUR_MS};
 use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Run, RunId};
 use crate::notice::{self, RunVerdict};
-use crate::outbox::{FollowKind, FollowRow, Outbox, OutboxError};
+use crate::outbox::{FollowKind, FollowRow, HandoffStep, Outbox, OutboxError};
 
 pub use pacing::Pacing;
 
@@ -449,7 +449,11 @@ impl Follower {
         let now = self.inner.clock.now_ms();
         let (id, version, notice, closes, account) =
             (row.id.clone(), h.version, verdict.notice.clone(), verdict.closes, session.account.clone());
-        let told = self.on_store(move |o| o.record_handoff(&id, version, notice.as_ref(), false, closes, &account, now)).await?;
+        let told = self
+            .on_store(move |o| {
+                o.record_handoff(HandoffStep { id: &id, version, notice: notice.as_ref(), silent: false, closes }, &account, now)
+            })
+            .await?;
         if told {
             self.inner.deliver.notify_one();
         }

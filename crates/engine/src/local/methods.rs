@@ -81,16 +81,16 @@ async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> Stri
                 .iter()
                 .enumerate()
                 .map(|(i, n)| {
-                    protocol::v1_list_line(
-                        i,
-                        n.cmux_id.as_deref().unwrap_or(""),
-                        n.workspace_id.as_deref(),
-                        n.surface_id.as_deref(),
-                        n.read_at.is_some(),
-                        &n.title,
-                        &n.subtitle,
-                        local_body(n),
-                    )
+                    let entry = protocol::V1Entry {
+                        id: n.cmux_id.as_deref().unwrap_or(""),
+                        workspace: n.workspace_id.as_deref(),
+                        surface: n.surface_id.as_deref(),
+                        read: n.read_at.is_some(),
+                        title: &n.title,
+                        subtitle: &n.subtitle,
+                        body: local_body(n),
+                    };
+                    protocol::v1_list_line(i, &entry)
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),

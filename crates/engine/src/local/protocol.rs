@@ -66,17 +66,29 @@ pub fn split_payload(payload: &str) -> (String, String, String) {
     }
 }
 
+/// One notice as `list_notifications` lists it.
+pub struct V1Entry<'a> {
+    pub id: &'a str,
+    pub workspace: Option<&'a str>,
+    pub surface: Option<&'a str>,
+    pub read: bool,
+    pub title: &'a str,
+    pub subtitle: &'a str,
+    pub body: &'a str,
+}
+
 /// One line of `list_notifications`; fields never contain a newline or a `|` of their own.
-pub fn v1_list_line(idx: usize, id: &str, ws: Option<&str>, sf: Option<&str>, read: bool, t: &str, s: &str, b: &str) -> String {
+pub fn v1_list_line(idx: usize, e: &V1Entry) -> String {
     let clean = |f: &str| f.replace(['\n', '\r'], " ").replace('|', "/");
     format!(
-        "{idx}:{id}|{}|{}|{}|{}|{}|{}",
-        ws.unwrap_or("none"),
-        sf.unwrap_or("none"),
-        if read { "read" } else { "unread" },
-        clean(t),
-        clean(s),
-        clean(b)
+        "{idx}:{}|{}|{}|{}|{}|{}|{}",
+        e.id,
+        e.workspace.unwrap_or("none"),
+        e.surface.unwrap_or("none"),
+        if e.read { "read" } else { "unread" },
+        clean(e.title),
+        clean(e.subtitle),
+        clean(e.body)
     )
 }
 

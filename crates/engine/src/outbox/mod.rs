@@ -170,6 +170,17 @@ pub struct Outbox {
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// A hand-off's new version, as [`Outbox::record_handoff`] keeps it.
+pub struct HandoffStep<'a> {
+    pub id: &'a str,
+    pub version: u64,
+    pub notice: Option<&'a Notice>,
+    /// Known but not news (a hand-off found at sign-in): kept, never told.
+    pub silent: bool,
+    /// The hand-off closed: its follow ends.
+    pub closes: bool,
+}
+
 impl Outbox {
     /// Opens (or creates) the store and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Outbox, OutboxError> {
@@ -381,16 +392,8 @@ impl Outbox {
     /// A hand-off's new version, in one transaction: the cursor moves, its notice is inserted
     /// (`silent` when it is known but not news), and the follow ends when the hand-off closes.
     /// Returns whether a notice became untold.
-    pub fn record_handoff(
-        &self,
-        id: &str,
-        version: u64,
-        notice: Option<&Notice>,
-        silent: bool,
-        closes: bool,
-        account: &str,
-        now: i64,
-    ) -> Result<bool, OutboxError> {
+    pub fn record_handoff(&self, step: HandoffStep, account: &str, now: i64) -> Result<bool, OutboxError> {
+        let HandoffStep { id, version, notice, silent, closes } = step;
         let (id, notice, account) = (id.to_owned(), notice.cloned(), account.to_owned());
         self.group
             .write(&self.conn, move |tx| {

@@ -119,8 +119,22 @@ fn a_silent_handoff_notice_is_known_but_never_told() {
     let out = Outbox::open(&dir.path().join("s.sqlite3")).unwrap();
     out.add_follow(FollowKind::Handoff, "ho_0123456789abcdef0123", "u", 3, false, 1).unwrap();
     let n = notice("handoff:ho_0123456789abcdef0123:1:needs-you");
-    assert!(!out.record_handoff("ho_0123456789abcdef0123", 3, Some(&n), true, false, "u", 2).unwrap());
-    assert!(!out.record_handoff("ho_0123456789abcdef0123", 4, Some(&n), false, false, "u", 3).unwrap());
+    assert!(
+        !out.record_handoff(
+            HandoffStep { id: "ho_0123456789abcdef0123", version: 3, notice: Some(&n), silent: true, closes: false },
+            "u",
+            2
+        )
+        .unwrap()
+    );
+    assert!(
+        !out.record_handoff(
+            HandoffStep { id: "ho_0123456789abcdef0123", version: 4, notice: Some(&n), silent: false, closes: false },
+            "u",
+            3
+        )
+        .unwrap()
+    );
     assert!(out.untold().unwrap().is_empty());
     assert_eq!(out.follow(FollowKind::Handoff, "ho_0123456789abcdef0123").unwrap().unwrap().cursor, 4);
 }
