@@ -1,6 +1,9 @@
 //! Signing in from the command line and staying signed in through a real Secret Service
 //! (gnome-keyring-daemon on the test's own bus); the visible file fallback without one.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::process::Stdio;
 use std::time::Duration;
 

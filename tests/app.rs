@@ -2,6 +2,9 @@
 //! its tray read and clicked over D-Bus as a tray host does it (com.canonical.dbusmenu
 //! GetLayout / Event, org.kde.StatusNotifierItem Activate), its windows made on demand.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::process::{Child, Stdio};
 use std::time::Duration;
 

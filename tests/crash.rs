@@ -4,6 +4,9 @@
 //! server (every Notify call and what it replaced, by notice key), and against dunst, a real
 //! server, counting the banners a person would see on screen. It prints its counts.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

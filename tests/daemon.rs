@@ -1,6 +1,9 @@
 //! The real `cmux-tray` binary: `daemon`, `follow`, `cancel` and `status`, against the simulator
 //! and the recording notification server on a private D-Bus session.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::time::Duration;
 
 use cmux_cloud_sim::{HandoffChange, RunChange};

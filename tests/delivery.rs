@@ -2,6 +2,9 @@
 //! their one summary, a burst made one banner with at most one sound, a pause that survives a
 //! restart, and a bad config file that changes nothing.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cmux_cloud_sim::RunChange;

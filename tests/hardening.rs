@@ -2,6 +2,9 @@
 //! notification server, through the real daemon, its socket and a notification server on a
 //! private bus (the recording server; dunst where a person's count of banners matters).
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};

@@ -1,6 +1,9 @@
 //! Agents on this machine reach the tray: `notify`, `wrap`, `hook`, `env`, through the real
 //! daemon's socket, to the recording notification server; and a click opens the reported surface.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::process::Stdio;
 use std::time::Duration;
 

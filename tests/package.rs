@@ -2,6 +2,9 @@
 //! for bash, zsh and fish, and the man page (clap_complete, clap_mangen; docs/architecture.md
 //! "The package"). The packages themselves are `scripts/package`'s, which CI runs.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::process::Command;
 
 use cmux_tray_e2e::bin;

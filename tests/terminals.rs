@@ -3,6 +3,9 @@
 //! a virtual display under an EWMH window manager (openbox), the real daemon (or app), and the
 //! recording notification server, whose click is the person's.
 
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

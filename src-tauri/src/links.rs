@@ -8,7 +8,9 @@
 //! On Linux the scheme is registered here rather than by the plugin: the plugin's `.desktop`
 //! file quotes its `Exec=` path, which Debian 12's xdg-utils 1.1.3 cannot read, so `xdg-open`
 //! of a link fails. Ours writes the path unquoted (it quotes only when it must) and makes it
-//! the default handler with `xdg-mime`.
+//! the default handler with `xdg-mime`. On Windows the installer registers it, and the app
+//! registers it again for the current user (a copy run from elsewhere); on macOS the bundle's
+//! Info.plist does.
 
 use cmux_tray_engine::reveal::AppLink;
 use cmux_tray_engine::{Asked, Engine};
@@ -21,6 +23,11 @@ use crate::windows::{self, Page};
 pub fn start(app: &AppHandle, engine: &Engine) {
     #[cfg(target_os = "linux")]
     if let Err(e) = register_scheme() {
+        tracing::warn!("registering cmux-tray:// links: {e}");
+    }
+    // The installer registers the scheme; a copy run from elsewhere registers itself (HKCU).
+    #[cfg(target_os = "windows")]
+    if let Err(e) = app.deep_link().register_all() {
         tracing::warn!("registering cmux-tray:// links: {e}");
     }
     let handle = app.clone();

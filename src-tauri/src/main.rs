@@ -10,6 +10,7 @@
 //! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
 //! - `links`: `cmux-tray://` links, one instance per user, and the scheme's registration.
 
+// A release build on Windows opens no console window beside the tray.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod autostart;

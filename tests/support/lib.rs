@@ -4,6 +4,9 @@
 //! Nothing here touches the machine's own session: every test gets its own bus, its own XDG
 //! directories and its own simulator port.
 
+// The end-to-end suite drives a Linux desktop: a private D-Bus session, X, Debian's programs.
+#![cfg(target_os = "linux")]
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};

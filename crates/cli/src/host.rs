@@ -12,7 +12,6 @@ use anyhow::{Context, bail};
 use cmux_tray_engine::cloud::CloudError;
 use cmux_tray_engine::config::{Paths, Settings};
 use cmux_tray_engine::desktop::Desktop;
-use cmux_tray_engine::desktop::freedesktop::Freedesktop;
 use cmux_tray_engine::follow::StopToken;
 use cmux_tray_engine::secrets::SecretStore;
 use cmux_tray_engine::{Engine, EngineError, EngineOptions, local};
@@ -29,7 +28,7 @@ pub struct Host {
 impl Host {
     /// Starts the engine with the freedesktop desktop.
     pub async fn start(paths: &Paths, env: &BTreeMap<String, String>) -> anyhow::Result<Host> {
-        Self::start_with(paths, env, Arc::new(Freedesktop::new("cmux-tray"))).await
+        Self::start_with(paths, env, cmux_tray_engine::desktop::system("cmux-tray")).await
     }
 
     pub async fn start_with(paths: &Paths, env: &BTreeMap<String, String>, desktop: Arc<dyn Desktop>) -> anyhow::Result<Host> {
@@ -43,7 +42,7 @@ impl Host {
         if lock.try_lock().is_err() {
             bail!("another cmux-tray engine is running for {} (it holds {})", paths.data_dir.display(), lock_path.display());
         }
-        raise_descriptor_limit();
+        crate::process::raise_descriptor_limit();
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
         opts.config_file = Some(paths.config_file.clone());
         opts.transport = settings.transport;
@@ -165,21 +164,6 @@ async fn sign_in_at_start(engine: Engine, settings: Settings) {
                 tracing::error!("{e}");
                 return;
             }
-        }
-    }
-}
-
-/// Over HTTP/1.1 every held wait is a socket, and Linux's soft limit is often 1,024: the soft
-/// descriptor limit goes up to the hard one, so 10,000 follows (docs/notices.md allows 20,000)
-/// fit. Where the platform refuses (macOS caps it below an unlimited hard limit), it stays.
-fn raise_descriptor_limit() {
-    use rustix::process::{Resource, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Nofile);
-    if limit.current.is_some() && limit.current < limit.maximum.or(Some(u64::MAX)) {
-        let raised = rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum };
-        match setrlimit(Resource::Nofile, raised) {
-            Ok(()) => tracing::debug!(from = ?limit.current, to = ?limit.maximum, "descriptor limit raised"),
-            Err(e) => tracing::debug!(at = ?limit.current, "descriptor limit kept: {e}"),
         }
     }
 }

@@ -8,6 +8,7 @@
 mod hook;
 pub mod host;
 mod notify;
+mod process;
 mod wrap;
 
 use std::collections::BTreeMap;
@@ -505,24 +506,15 @@ fn environment() -> BTreeMap<String, String> {
 
 async fn daemon(paths: &Paths) -> anyhow::Result<()> {
     let host = host::Host::start(paths, &environment()).await?;
-    wait_for_signal().await;
+    process::stop_requested().await;
     tracing::info!("stopping");
     host.stop().await;
     Ok(())
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler can be installed");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-}
-
 async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     let db: PathBuf = paths.database();
-    let running = std::os::unix::net::UnixStream::connect(paths.socket()).is_ok();
+    let running = local::endpoint::is_live(&paths.socket());
     // The running engine knows more (its problems, where the sign-in is kept); else the store.
     let live = if running { engine_request_within(paths, "tray.status", json!({}), Duration::from_secs(5)).await.ok() } else { None };
     let status: Status = match live.and_then(|v| serde_json::from_value(v).ok()) {

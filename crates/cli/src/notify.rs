@@ -30,7 +30,7 @@ pub struct Overrides {
 pub fn resolve(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overrides) -> Result<Resolved, String> {
     let config = NotifyConfig::load(&paths.config_file)?;
     let own = paths.socket();
-    let own_live = std::os::unix::net::UnixStream::connect(&own).is_ok();
+    let own_live = cmux_tray_engine::local::endpoint::is_live(&own);
     let mut r = client::resolve(env, &config, own_live.then_some(own.as_path()));
     if let Some(s) = &overrides.socket {
         r.socket = Some(s.clone());
@@ -78,7 +78,7 @@ pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &
         "body": post.body,
         "preferred_workspace_id": resolved.workspace_id,
         "preferred_surface_id": resolved.surface_id,
-        "caller_tty": caller_tty(),
+        "caller_tty": crate::process::stdin_terminal(),
         "prefer_tty": false,
         "place": caller.place().await,
     });
@@ -102,15 +102,6 @@ pub async fn attach(paths: &Paths, caller: &Caller, session_id: &str) -> Result<
         "place": place,
     });
     client::request(socket, "session.attach", params, caller.password(), resolved.timeout).await.map(drop)
-}
-
-/// The terminal this process runs in, when stdin is one.
-fn caller_tty() -> Option<String> {
-    let fd = rustix::stdio::stdin();
-    if !rustix::termios::isatty(fd) {
-        return None;
-    }
-    std::fs::read_link("/proc/self/fd/0").ok().map(|p| p.display().to_string())
 }
 
 /// The project a command ran in: the last part of its working directory.

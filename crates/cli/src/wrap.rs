@@ -3,13 +3,13 @@
 //!
 //! stdin, stdout and stderr are inherited; the exit code is the command's (128 + N when a signal
 //! N ended it, as shells report it). Ctrl-C reaches the command through the terminal's process
-//! group; the wrapper itself survives it so it can report, and forwards SIGTERM and SIGHUP.
+//! group; the wrapper itself survives it so it can report, and forwards SIGTERM and SIGHUP
+//! (`process::Relay`).
 
 use std::time::{Duration, Instant};
 
-use tokio::signal::unix::{SignalKind, signal};
-
 use crate::notify::Post;
+use crate::process::{Relay, ended_by_signal};
 
 pub struct Finished {
     pub code: i32,
@@ -22,11 +22,7 @@ pub async fn run(command: &[String], threshold: Duration) -> Finished {
         eprintln!("cmux-tray wrap: no command given (usage: cmux-tray wrap -- COMMAND ARGS…)");
         return Finished { code: 2, post: None };
     };
-    // Handlers (not SIG_IGN) so the command starts with default dispositions after exec.
-    let mut interrupt = signal(SignalKind::interrupt()).ok();
-    let mut quit = signal(SignalKind::quit()).ok();
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut hangup = signal(SignalKind::hangup()).ok();
+    let relay = Relay::install();
     let started = Instant::now();
     let mut child = match tokio::process::Command::new(program).args(args).spawn() {
         Ok(c) => c,
@@ -36,25 +32,10 @@ pub async fn run(command: &[String], threshold: Duration) -> Finished {
             return Finished { code, post: None };
         }
     };
-    let pid = child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32));
-    let forward = |sig: rustix::process::Signal| {
-        if let Some(pid) = pid {
-            let _ = rustix::process::kill_process(pid, sig);
-        }
-    };
-    let status = loop {
-        tokio::select! {
-            s = child.wait() => break s,
-            // The terminal sends SIGINT/SIGQUIT to the whole foreground group: the command has it.
-            _ = recv(&mut interrupt) => {}
-            _ = recv(&mut quit) => {}
-            _ = recv(&mut term) => forward(rustix::process::Signal::TERM),
-            _ = recv(&mut hangup) => forward(rustix::process::Signal::HUP),
-        }
-    };
+    let status = relay.wait(&mut child).await;
     let elapsed = started.elapsed();
     let (code, outcome) = match status {
-        Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+        Ok(s) => match (s.code(), ended_by_signal(&s)) {
             (Some(0), _) => (0, "Command finished".to_string()),
             (Some(c), _) => (c, format!("Command failed (exit {c})")),
             (None, Some(sig)) => (128 + sig, format!("Command ended by {}", signal_name(sig))),
@@ -71,15 +52,6 @@ pub async fn run(command: &[String], threshold: Duration) -> Finished {
         body: format!("{} · {}", command.join(" "), human(elapsed)),
     });
     Finished { code, post }
-}
-
-async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
-    match s {
-        Some(s) => {
-            s.recv().await;
-        }
-        None => std::future::pending().await,
-    }
 }
 
 fn signal_name(sig: i32) -> String {

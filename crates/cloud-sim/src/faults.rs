@@ -5,7 +5,6 @@
 //! are neither logged nor faulted.
 
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -149,21 +148,48 @@ impl LoggedRequest {
 /// What the server knows of a connection: enough to reset it.
 #[derive(Clone, Copy, Debug)]
 pub struct Connection {
-    fd: RawFd,
+    socket: raw::Socket,
     peer: SocketAddr,
+}
+
+/// A connection's socket by its raw handle: a descriptor on Unix, a SOCKET on Windows.
+#[cfg(unix)]
+mod raw {
+    use std::os::fd::{AsRawFd, BorrowedFd};
+    pub type Socket = std::os::fd::RawFd;
+    pub fn of(stream: &tokio::net::TcpStream) -> Socket {
+        stream.as_raw_fd()
+    }
+    /// SAFETY: `socket` must be open for the borrow's life.
+    pub unsafe fn borrow<'a>(socket: Socket) -> BorrowedFd<'a> {
+        unsafe { BorrowedFd::borrow_raw(socket) }
+    }
+}
+
+#[cfg(windows)]
+mod raw {
+    use std::os::windows::io::{AsRawSocket, BorrowedSocket};
+    pub type Socket = std::os::windows::io::RawSocket;
+    pub fn of(stream: &tokio::net::TcpStream) -> Socket {
+        stream.as_raw_socket()
+    }
+    /// SAFETY: `socket` must be open for the borrow's life.
+    pub unsafe fn borrow<'a>(socket: Socket) -> BorrowedSocket<'a> {
+        unsafe { BorrowedSocket::borrow_raw(socket) }
+    }
 }
 
 impl Connected<IncomingStream<'_, TcpListener>> for Connection {
     fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
-        Connection { fd: stream.io().as_raw_fd(), peer: *stream.remote_addr() }
+        Connection { socket: raw::of(stream.io()), peer: *stream.remote_addr() }
     }
 }
 
 impl Connection {
     /// Aborts the connection: linger 0 makes the close an RST, shutdown wakes the client now.
     fn reset(&self) {
-        // SAFETY: the connection is serving this very request, so its descriptor is open.
-        let fd = unsafe { BorrowedFd::borrow_raw(self.fd) };
+        // SAFETY: the connection is serving this very request, so its socket is open.
+        let fd = unsafe { raw::borrow(self.socket) };
         let sock = socket2::SockRef::from(&fd);
         let _ = sock.set_linger(Some(Duration::ZERO));
         let _ = sock.shutdown(std::net::Shutdown::Both);

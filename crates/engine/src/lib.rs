@@ -9,9 +9,12 @@
 //!   writes share one commit.
 //! - [`policy`]: whether and how a notice becomes a banner (switches, pause, quiet hours, focus,
 //!   bursts, sound), as pure decisions.
-//! - [`desktop`]: post, replace and withdraw banners; hear clicks (freedesktop D-Bus).
-//! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands.
-//! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it.
+//! - [`desktop`]: post, replace and withdraw banners; hear clicks (freedesktop D-Bus on Linux,
+//!   notify-rust on Windows and macOS).
+//! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands (a
+//!   Unix socket, or a named pipe on Windows: `local::endpoint`).
+//! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it with the
+//!   platform's opener.
 //! - [`terminal`]: where a notice came from (tmux, kitty, WezTerm, X11), bringing it forward, and
 //!   whether the person is looking at it.
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
@@ -19,6 +22,10 @@
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 //! - [`private`]: folders 0700 and files 0600 from the moment they exist; no secret in a child.
+//!
+//! What differs per platform sits behind one seam per concern, one file per platform, chosen by
+//! the seam's `mod.rs` (`desktop::system`, `local::endpoint`, `private`, `reveal::opener`); the
+//! logic around them carries no `cfg` (docs/architecture.md "macOS and Windows").
 
 pub mod clock;
 pub mod cloud;

@@ -133,9 +133,12 @@ mod tests {
         store.save("u1", &SecretString::from("rt_1")).unwrap();
         store.save("u2", &SecretString::from("rt_2")).unwrap();
         assert_eq!(store.load("u1").unwrap().unwrap().expose_secret(), "rt_1");
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(dir.path().join("secrets.json")).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("secrets.json")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
         store.delete("u1").unwrap();
         assert!(store.load("u1").unwrap().is_none());
         assert!(store.load("u2").unwrap().is_some());

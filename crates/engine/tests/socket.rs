@@ -1,16 +1,17 @@
-//! cmux's socket protocol, byte for byte, against the real socket served by an engine.
+//! cmux's socket protocol, byte for byte, against the real socket served by an engine: a Unix
+//! socket, or on Windows the named pipe (the same tests, through `local::endpoint`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use cmux_tray_engine::desktop::Recording;
+use cmux_tray_engine::local::endpoint::{self, ClientStream};
 use cmux_tray_engine::local::{self, ServerOptions};
 use cmux_tray_engine::{Engine, EngineOptions};
 use secrecy::SecretString;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, ReadHalf, WriteHalf};
 use tokio_util::sync::CancellationToken;
 
 struct Served {
@@ -28,7 +29,7 @@ async fn serve(password: Option<&str>) -> Served {
     // Not signed in: the cloud is never asked; the socket needs none of it.
     let opts = EngineOptions::new("http://127.0.0.1:9", "http://127.0.0.1:9", dir.path().join("state.sqlite3"), desktop.clone());
     let engine = Engine::start(opts).await.unwrap();
-    let socket = dir.path().join("run/cmux.sock");
+    let socket = place(dir.path());
     let listener = local::bind(&socket).await.unwrap();
     let stop = CancellationToken::new();
     let options = ServerOptions { password: password.map(|p| SecretString::from(p.to_string())) };
@@ -36,14 +37,24 @@ async fn serve(password: Option<&str>) -> Served {
     Served { _dir: dir, socket, engine, desktop, stop, server }
 }
 
+/// Where a test serves: a socket in its own temporary folder, or on Windows a pipe named after
+/// that folder (pipes live in one namespace, so each test needs a name of its own).
+fn place(dir: &Path) -> PathBuf {
+    if cfg!(windows) {
+        PathBuf::from(format!(r"\\.\pipe\cmux-tray-test-{}", dir.file_name().unwrap().to_string_lossy()))
+    } else {
+        dir.join("run/cmux.sock")
+    }
+}
+
 struct Client {
-    reader: BufReader<tokio::net::unix::OwnedReadHalf>,
-    writer: tokio::net::unix::OwnedWriteHalf,
+    reader: BufReader<ReadHalf<ClientStream>>,
+    writer: WriteHalf<ClientStream>,
 }
 
 impl Client {
     async fn connect(s: &Served) -> Client {
-        let (r, w) = UnixStream::connect(&s.socket).await.unwrap().into_split();
+        let (r, w) = tokio::io::split(endpoint::connect(&s.socket).await.unwrap());
         Client { reader: BufReader::new(r), writer: w }
     }
 
@@ -245,7 +256,7 @@ async fn a_one_mebibyte_line_is_refused_and_others_are_still_served() {
 #[tokio::test]
 async fn a_client_that_sends_nothing_does_not_hold_up_another() {
     let s = serve(None).await;
-    let _silent: Vec<UnixStream> = futures_join(&s, 20).await;
+    let _silent: Vec<ClientStream> = futures_join(&s, 20).await;
     let mut c = Client::connect(&s).await;
     let start = std::time::Instant::now();
     assert_eq!(c.ask("ping").await, "PONG\n");
@@ -253,10 +264,10 @@ async fn a_client_that_sends_nothing_does_not_hold_up_another() {
     s.stop.cancel();
 }
 
-async fn futures_join(s: &Served, n: usize) -> Vec<UnixStream> {
+async fn futures_join(s: &Served, n: usize) -> Vec<ClientStream> {
     let mut v = Vec::new();
     for _ in 0..n {
-        v.push(UnixStream::connect(&s.socket).await.unwrap());
+        v.push(endpoint::connect(&s.socket).await.unwrap());
     }
     v
 }
@@ -297,6 +308,7 @@ async fn before_authorisation_a_connection_gets_two_seconds() {
 }
 
 #[tokio::test]
+#[cfg(unix)] // a uid and setpriv; on Windows the pipe's ACL keeps other users out
 async fn a_peer_of_another_uid_is_refused() {
     // Never a silent pass: without root the peer cannot run as another user, and the test says so.
     assert_eq!(
@@ -340,11 +352,19 @@ async fn a_peer_of_another_uid_is_refused() {
 }
 
 #[tokio::test]
-async fn a_stale_socket_is_replaced_and_a_live_one_is_not_stolen() {
+async fn a_live_socket_is_not_stolen_and_the_server_stops_when_asked() {
     let s = serve(None).await;
     let err = local::bind(&s.socket).await.unwrap_err();
     assert!(err.to_string().contains("another cmux-tray is serving"), "{err}");
     assert_eq!(Client::connect(&s).await.ask("ping").await, "PONG\n");
+    s.stop.cancel();
+    s.server.await.unwrap();
+}
+
+#[tokio::test]
+#[cfg(unix)] // a pipe leaves no file behind to go stale
+async fn a_stale_socket_is_replaced() {
+    let s = serve(None).await;
     // A socket file left by a crash (nobody listening) is replaced.
     let dir = tempfile::tempdir().unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -358,6 +378,7 @@ async fn a_stale_socket_is_replaced_and_a_live_one_is_not_stolen() {
 }
 
 #[tokio::test]
+#[cfg(unix)] // files and folder modes; a pipe's name is no path on disk
 async fn a_mistyped_socket_path_deletes_nothing_and_a_shared_folder_is_refused() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
@@ -382,6 +403,7 @@ async fn a_mistyped_socket_path_deletes_nothing_and_a_shared_folder_is_refused()
 }
 
 #[tokio::test]
+#[cfg(unix)] // a pipe leaves no file behind
 async fn stopping_removes_our_socket_but_not_one_another_process_put_there_since() {
     let s = serve(None).await;
     s.stop.cancel();

@@ -147,9 +147,11 @@ mod tests {
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "# mine\n[cloud]\napi_url = \"https://cloud-api.cmux.dev\" # prod\n").unwrap();
         set_in_file(&path, "cloud.api_url", "https://cloud-api-staging.cmux.dev").unwrap();
-        set_in_file(&path, "local.socket_path", "/tmp/elsewhere/cmux.sock").unwrap();
+        // An absolute path on this platform (on Windows, a pipe's name).
+        let elsewhere = if cfg!(windows) { r"\\.\pipe\elsewhere" } else { "/tmp/elsewhere/cmux.sock" };
+        set_in_file(&path, "local.socket_path", elsewhere).unwrap();
         assert_eq!(get_in_file(&path, "cloud.api_url").unwrap(), "https://cloud-api-staging.cmux.dev");
-        assert_eq!(get_in_file(&path, "local.socket_path").unwrap(), "/tmp/elsewhere/cmux.sock");
+        assert_eq!(get_in_file(&path, "local.socket_path").unwrap(), elsewhere);
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("# mine\n[cloud]\napi_url = \"https://cloud-api-staging.cmux.dev\" # prod\n"), "{text}");
         let before = text.clone();

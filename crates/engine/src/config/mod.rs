@@ -19,6 +19,9 @@ mod edit;
 pub use edit::{EDITABLE, get_in_file, set_in_file};
 
 pub const APP: &str = "cmux-tray";
+/// The app's identifier (`identifier` in src-tauri/tauri.conf.json): on Windows the toasts'
+/// AppUserModelID, which the installer's Start-menu shortcut carries too.
+pub const APP_ID: &str = "dev.cmux.tray";
 pub const DEFAULT_API_URL: &str = "https://cloud-api.cmux.dev";
 pub const DEFAULT_AUTH_URL: &str = "https://cmux.com";
 
@@ -76,9 +79,10 @@ impl Paths {
         dirs::state_dir().or_else(dirs::data_local_dir).unwrap_or_else(|| self.data_dir.clone()).join(APP).join("logs")
     }
 
-    /// The local socket (docs/local-socket.md): `[local] socket_path`, else the runtime directory's.
+    /// The local socket (docs/local-socket.md "Where it lives"): `[local] socket_path`, else the
+    /// platform's place (the runtime directory's `cmux.sock`; a named pipe on Windows).
     pub fn socket(&self) -> PathBuf {
-        self.socket_path.clone().unwrap_or_else(|| self.runtime_dir.join("cmux.sock"))
+        self.socket_path.clone().unwrap_or_else(|| crate::local::endpoint::default_path(&self.runtime_dir))
     }
 }
 

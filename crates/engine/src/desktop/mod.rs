@@ -1,11 +1,27 @@
 //! Desktop delivery: post, replace and withdraw a banner, and hear about clicks.
 //!
-//! The trait is what the engine needs of a notification server. The freedesktop implementation
-//! holds one D-Bus connection for every post and every click (see its module for why it talks
-//! zbus directly); the recording one keeps banners in memory for unit tests.
-//! Never decides whether a banner should show: that is the delivery policy's job.
+//! The trait is what the engine needs of a notification server; [`system`] gives the platform's.
+//! On Linux and the BSDs the freedesktop implementation holds one D-Bus connection for every
+//! post and every click (see its module for why it talks zbus directly); on Windows and macOS
+//! the native one posts through notify-rust. The recording one keeps banners in memory for unit
+//! tests. Never decides whether a banner should show: that is the delivery policy's job.
 
+#[cfg(all(unix, not(target_os = "macos")))]
 pub mod freedesktop;
+#[cfg(any(target_os = "windows", target_os = "macos"))]
+pub mod native;
+
+/// The platform's notification server, for an app called `app_name`.
+#[cfg(all(unix, not(target_os = "macos")))]
+pub fn system(app_name: &str) -> std::sync::Arc<dyn Desktop> {
+    std::sync::Arc::new(freedesktop::Freedesktop::new(app_name))
+}
+
+/// The platform's notification server, for an app called `app_name`.
+#[cfg(any(target_os = "windows", target_os = "macos"))]
+pub fn system(app_name: &str) -> std::sync::Arc<dyn Desktop> {
+    std::sync::Arc::new(native::Native::new(app_name))
+}
 
 use std::future::Future;
 use std::pin::Pin;

@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
 
 /// A notice's own deadline when the config says nothing (or something not positive).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -115,8 +114,9 @@ pub fn is_falsey(value: &str) -> bool {
     v.is_empty() || ["0", "false", "no", "off"].iter().any(|f| v.eq_ignore_ascii_case(f))
 }
 
+/// A path has a separator: `/`, or `\\` in a Windows pipe's name (`\\.\pipe\…`).
 fn looks_like_path(value: &str) -> bool {
-    value.contains('/')
+    value.contains(['/', '\\'])
 }
 
 /// The first meaningful value among `names`.
@@ -150,8 +150,8 @@ pub fn resolve(env: &BTreeMap<String, String>, config: &NotifyConfig, own_socket
 /// Sends one v2 request (after `auth.login` when a password is given) and reads its reply.
 pub async fn request(path: &Path, method: &str, params: Value, password: Option<&str>, timeout: Duration) -> Result<Value, String> {
     let work = async {
-        let stream = UnixStream::connect(path).await.map_err(|e| format!("{}: {e}", path.display()))?;
-        let (read, mut write) = stream.into_split();
+        let stream = super::endpoint::connect(path).await.map_err(|e| format!("{}: {e}", path.display()))?;
+        let (read, mut write) = tokio::io::split(stream);
         let mut lines = BufReader::new(read).lines();
         let mut call = async |method: &str, params: Value| -> Result<Value, String> {
             let line = json!({"id": 1, "method": method, "params": params}).to_string() + "\n";

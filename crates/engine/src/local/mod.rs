@@ -1,18 +1,22 @@
-//! The local socket: cmux's notification protocol on a Unix socket of the user's own, so
-//! `cmux notify`, cmux's agent hooks and any client written for cmux reach this app unchanged;
-//! and the way this machine's `cmux-tray` commands reach the running engine.
+//! The local socket: cmux's notification protocol on a socket of the user's own (a Unix socket,
+//! or a named pipe on Windows), so `cmux notify`, cmux's agent hooks and any client written for
+//! cmux reach this app unchanged; and the way this machine's `cmux-tray` commands reach the
+//! running engine.
 //!
 //! - [`protocol`]: lines in, requests out; results in, lines out (pure).
-//! - [`server`]: the socket file, the peer check, password mode, limits, one task per connection.
+//! - [`endpoint`]: the platform's socket: bind, the peer check, connect (one file per platform).
+//! - [`server`]: password mode, limits, one task per connection.
 //! - [`methods`]: each command and method, done through the engine.
 //! - [`client`]: where a client sends (seed 000's resolution rules), and one request.
 //!
 //! Never trusts a peer it has not checked.
 
 pub mod client;
+pub mod endpoint;
 pub mod methods;
 pub mod protocol;
 pub mod server;
 
 pub use client::request;
-pub use server::{BoundSocket, ServerOptions, SocketError, bind, serve};
+pub use endpoint::{Listener, bind};
+pub use server::{ServerOptions, SocketError, serve};

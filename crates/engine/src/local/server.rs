@@ -1,22 +1,20 @@
-//! The socket itself: in a folder of this user's own that nobody else can enter (0700, refused
-//! otherwise), socket 0600; a stale socket of ours from a crash replaced, a live one never
-//! stolen, and anything that is no socket never deleted; at stop, the socket removed only while
-//! it is still the one this process made. Each peer's uid checked before a byte is read;
+//! Serving the socket, the same on every platform: peers the platform's [`endpoint`] let in;
 //! password mode with its pre-auth limits; lines capped at 64 KiB; at most `MAX_CLIENTS`
 //! connections at once; each connection on its own task, answered in order, every write with a
 //! time limit.
+//!
+//! [`endpoint`]: super::endpoint
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use secrecy::SecretString;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::endpoint::{Accepted, Listener};
 use super::methods::{self, Conn};
 use crate::engine::Engine;
 
@@ -52,94 +50,30 @@ pub enum SocketError {
     Io { path: PathBuf, source: std::io::Error },
 }
 
-/// A bound socket, and which file it is (device and inode), so that stop removes only that one.
-#[derive(Debug)]
-pub struct BoundSocket {
-    listener: UnixListener,
-    path: PathBuf,
-    file: (u64, u64),
-}
-
-impl BoundSocket {
-    /// Removes the socket file if it is still the one bound here (another process may have
-    /// replaced it since; that one is left alone).
-    fn remove(&self) {
-        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.file) {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
-/// Binds the socket at `path`, replacing a stale socket of ours but never a live one, and never
-/// anything that is not a socket.
-pub async fn bind(path: &Path) -> Result<BoundSocket, SocketError> {
-    let io = |source| SocketError::Io { path: path.to_path_buf(), source };
-    if let Some(dir) = path.parent() {
-        private_folder(dir)?;
-    }
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if !meta.file_type().is_socket() {
-            return Err(SocketError::NotASocket { path: path.to_path_buf() });
-        }
-        if UnixStream::connect(path).await.is_ok() {
-            return Err(SocketError::InUse { path: path.to_path_buf() });
-        }
-        std::fs::remove_file(path).map_err(io)?;
-    }
-    let listener = UnixListener::bind(path).map_err(io)?;
-    // The directory is 0700 already, so nobody else can reach the socket in between.
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).map_err(io)?;
-    let meta = std::fs::symlink_metadata(path).map_err(io)?;
-    Ok(BoundSocket { listener, path: path.to_path_buf(), file: (meta.dev(), meta.ino()) })
-}
-
-/// The socket's folder: made 0700 when missing; when it exists, it must be a folder of this
-/// user's that nobody else can enter, or another user could replace the socket.
-fn private_folder(dir: &Path) -> Result<(), SocketError> {
-    let unsafe_folder = |why: String| SocketError::UnsafeFolder { path: dir.to_path_buf(), why };
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            crate::private::create_dir(dir).map_err(|source| SocketError::Io { path: dir.to_path_buf(), source })
-        }
-        Err(source) => Err(SocketError::Io { path: dir.to_path_buf(), source }),
-        Ok(m) if !m.is_dir() => Err(unsafe_folder("not a folder".into())),
-        Ok(m) if m.uid() != own_uid() => Err(unsafe_folder(format!("it belongs to uid {}", m.uid()))),
-        Ok(m) if m.mode() & 0o077 != 0 => Err(unsafe_folder(format!("others may enter it (mode {:o})", m.mode() & 0o7777))),
-        Ok(_) => Ok(()),
-    }
-}
-
 /// Serves until `stop`, then removes the socket (if it is still ours).
-pub async fn serve(socket: BoundSocket, engine: Engine, options: ServerOptions, stop: CancellationToken, tracker: TaskTracker) {
-    let uid = own_uid();
-    let listener = &socket.listener;
+pub async fn serve(socket: Listener, engine: Engine, options: ServerOptions, stop: CancellationToken, tracker: TaskTracker) {
     let clients = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CLIENTS));
     loop {
-        let stream = tokio::select! {
-            _ = stop.cancelled() => {
+        let accepted = tokio::select! {
+            _ = stop.cancelled() => None,
+            a = socket.accept() => Some(a),
+        };
+        let stream = match accepted {
+            None => {
                 socket.remove();
                 return;
             }
-            a = listener.accept() => match a {
-                Ok((s, _)) => s,
-                Err(e) => {
-                    tracing::warn!("local socket: accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+            Some(Ok(Accepted::Peer(s))) => s,
+            Some(Ok(Accepted::Refused(who))) => {
+                tracing::warn!("local socket: refused {who}");
+                continue;
+            }
+            Some(Err(e)) => {
+                tracing::warn!("local socket: accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
         };
-        match stream.peer_cred() {
-            Ok(cred) if cred.uid() == uid => {}
-            Ok(cred) => {
-                tracing::warn!(peer_uid = cred.uid(), "local socket: refused a peer of another user");
-                continue;
-            }
-            Err(e) => {
-                tracing::warn!("local socket: refused a peer that could not be checked: {e}");
-                continue;
-            }
-        }
         let Ok(permit) = clients.clone().try_acquire_owned() else {
             tracing::warn!("local socket: {MAX_CLIENTS} connections already; refused one more");
             tracker.spawn(async move {
@@ -159,8 +93,8 @@ pub async fn serve(socket: BoundSocket, engine: Engine, options: ServerOptions, 
     }
 }
 
-async fn connection(stream: UnixStream, engine: Engine, options: ServerOptions) {
-    let (read, mut write) = stream.into_split();
+async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options: ServerOptions) {
+    let (read, mut write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
     let mut conn = Conn { authorised: options.password.is_none(), password: options.password };
     let opened = Instant::now();
@@ -210,7 +144,3 @@ async fn connection(stream: UnixStream, engine: Engine, options: ServerOptions) 
 /// What the connection past `MAX_CLIENTS` is told before it is closed (a v1 error line, which a
 /// v2 client reads as an error too).
 const TOO_MANY: &str = "ERROR: Too many connections (limit 256); try again when one has closed\n";
-
-fn own_uid() -> u32 {
-    rustix::process::getuid().as_raw()
-}

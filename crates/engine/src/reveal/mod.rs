@@ -2,7 +2,9 @@
 //!
 //! Links are built only from checked ids (cmux's workspace and surface ids are UUIDs) and only
 //! with the `cmux://` scheme; no text from a server or an agent ever reaches a shell or is
-//! opened as a path. Opening goes through the platform's opener with the URL as one argument.
+//! opened as a path. Opening goes through the platform's [`opener`] with the URL as one argument.
+
+mod opener;
 
 /// A cmux id: a UUID, any case.
 pub fn is_cmux_id(s: &str) -> bool {
@@ -52,18 +54,13 @@ pub enum OpenError {
     #[error("the opener {program} could not run: {source}")]
     Spawn { program: &'static str, source: std::io::Error },
     #[error("the opener {program} failed ({status}) for {url}")]
-    Failed { program: &'static str, status: std::process::ExitStatus, url: String },
+    Failed { program: &'static str, status: String, url: String },
     #[error("the opener {program} did not finish within {OPEN_TIMEOUT:?} for {url}")]
     TimedOut { program: &'static str, url: String },
 }
 
 /// How long an opener may take to hand a link over (xdg-open returns once the handler started).
 pub const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
-
-#[cfg(target_os = "macos")]
-const OPENER: &str = "open";
-#[cfg(not(target_os = "macos"))]
-const OPENER: &str = "xdg-open";
 
 /// Opens a `cmux://` link with the platform's opener; `Ok` only when the opener said it did.
 /// `activation` (the token a Wayland notification server sent with the click) is handed to the
@@ -86,27 +83,13 @@ pub async fn open_sign_in_page(url: &str) -> Result<(), OpenError> {
     open(url, None).await
 }
 
-/// The platform's opener, the URL as its one argument.
+/// Hands `url` to the platform's [`opener`], once it is known to hold no space or control
+/// character.
 async fn open(url: &str, activation: Option<&str>) -> Result<(), OpenError> {
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(OpenError::NotAllowed(url.into()));
     }
-    let mut command = crate::private::person_command(OPENER);
-    if let Some(token) = activation {
-        command.env("XDG_ACTIVATION_TOKEN", token);
-    }
-    let mut child = command
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|source| OpenError::Spawn { program: OPENER, source })?;
-    // A stuck opener is given up on (and killed); the next click does not wait for it.
-    let status = tokio::time::timeout(OPEN_TIMEOUT, child.wait())
-        .await
-        .map_err(|_| OpenError::TimedOut { program: OPENER, url: url.into() })?
-        .map_err(|source| OpenError::Spawn { program: OPENER, source })?;
-    if status.success() { Ok(()) } else { Err(OpenError::Failed { program: OPENER, status, url: url.into() }) }
+    opener::open(url, activation).await
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<S
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))] // ancestors are read from /proc
 mod tests {
     use super::*;
 

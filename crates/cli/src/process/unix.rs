@@ -1,0 +1,91 @@
+//! Unix: SIGTERM, `RLIMIT_NOFILE`, the tty on stdin, and signals relayed to a wrapped command.
+
+use rustix::process::{Pid, Resource, Signal, getrlimit, kill_process, setrlimit};
+use tokio::signal::unix::{SignalKind, signal};
+
+/// Returns when the daemon is asked to stop: SIGTERM (systemd, `kill`) or Ctrl-C.
+pub async fn stop_requested() {
+    let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler can be installed");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Over HTTP/1.1 every held wait is a socket, and Linux's soft limit is often 1,024: the soft
+/// descriptor limit goes up to the hard one, so 10,000 follows (docs/notices.md allows 20,000)
+/// fit. Where the platform refuses (macOS caps it below an unlimited hard limit), it stays.
+pub fn raise_descriptor_limit() {
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current.is_some() && limit.current < limit.maximum.or(Some(u64::MAX)) {
+        let raised = rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum };
+        match setrlimit(Resource::Nofile, raised) {
+            Ok(()) => tracing::debug!(from = ?limit.current, to = ?limit.maximum, "descriptor limit raised"),
+            Err(e) => tracing::debug!(at = ?limit.current, "descriptor limit kept: {e}"),
+        }
+    }
+}
+
+/// The terminal this process runs in, when stdin is one (its device path).
+pub fn stdin_terminal() -> Option<String> {
+    if !rustix::termios::isatty(rustix::stdio::stdin()) {
+        return None;
+    }
+    std::fs::read_link("/proc/self/fd/0").ok().map(|p| p.display().to_string())
+}
+
+/// The signal that ended a command, when one did.
+pub fn ended_by_signal(status: &std::process::ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(status)
+}
+
+/// The wrapper's signals while its command runs: Ctrl-C and Ctrl-\ reach the command through
+/// the terminal's process group, so the wrapper only survives them (to report); SIGTERM and
+/// SIGHUP, sent to the wrapper alone, are passed on to the command.
+pub struct Relay {
+    interrupt: Option<tokio::signal::unix::Signal>,
+    quit: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+    hangup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Relay {
+    /// Installs handlers (not SIG_IGN), so the command starts with default dispositions after
+    /// exec. Call before the command starts.
+    pub fn install() -> Relay {
+        Relay {
+            interrupt: signal(SignalKind::interrupt()).ok(),
+            quit: signal(SignalKind::quit()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+            hangup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// Waits for `child` to end, relaying signals meanwhile.
+    pub async fn wait(mut self, child: &mut tokio::process::Child) -> std::io::Result<std::process::ExitStatus> {
+        let pid = child.id().and_then(|p| Pid::from_raw(p as i32));
+        let forward = |sig: Signal| {
+            if let Some(pid) = pid {
+                let _ = kill_process(pid, sig);
+            }
+        };
+        loop {
+            tokio::select! {
+                s = child.wait() => return s,
+                _ = recv(&mut self.interrupt) => {}
+                _ = recv(&mut self.quit) => {}
+                _ = recv(&mut self.term) => forward(Signal::TERM),
+                _ = recv(&mut self.hangup) => forward(Signal::HUP),
+            }
+        }
+    }
+}
+
+async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+    match s {
+        Some(s) => {
+            s.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}

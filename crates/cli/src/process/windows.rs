@@ -1,0 +1,48 @@
+//! Windows: Ctrl-C and Ctrl-Break, no descriptor limit to raise, no tty path.
+
+/// Returns when the daemon is asked to stop: Ctrl-C, Ctrl-Break, or the console closing.
+pub async fn stop_requested() {
+    let mut brk = tokio::signal::windows::ctrl_break().expect("a Ctrl-Break handler can be installed");
+    let mut close = tokio::signal::windows::ctrl_close().expect("a console-close handler can be installed");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = brk.recv() => {}
+        _ = close.recv() => {}
+    }
+}
+
+/// Windows limits handles per process far above 10,000 held waits: nothing to raise.
+pub fn raise_descriptor_limit() {}
+
+/// A Windows console has no device path to name it by.
+pub fn stdin_terminal() -> Option<String> {
+    None
+}
+
+/// Windows has no signals: a command's end is its exit code.
+pub fn ended_by_signal(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
+/// The wrapper's Ctrl-C while its command runs: the console sends it to both, so the wrapper
+/// only survives it (to report).
+pub struct Relay {
+    interrupt: tokio::signal::windows::CtrlC,
+}
+
+impl Relay {
+    /// Installs the handler. Call before the command starts.
+    pub fn install() -> Relay {
+        Relay { interrupt: tokio::signal::windows::ctrl_c().expect("a Ctrl-C handler can be installed") }
+    }
+
+    /// Waits for `child` to end, surviving Ctrl-C meanwhile.
+    pub async fn wait(mut self, child: &mut tokio::process::Child) -> std::io::Result<std::process::ExitStatus> {
+        loop {
+            tokio::select! {
+                s = child.wait() => return s,
+                _ = self.interrupt.recv() => {}
+            }
+        }
+    }
+}

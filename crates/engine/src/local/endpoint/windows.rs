@@ -1,0 +1,163 @@
+//! The local socket on Windows: a named pipe, `\\.\pipe\cmux-tray-<user>`, whose ACL grants
+//! the current user's SID alone (protected from inheritance, so not even Administrators are
+//! let in) and which refuses remote clients. The first instance is created with
+//! `FILE_FLAG_FIRST_PIPE_INSTANCE`, so a pipe another process serves is never taken over; there
+//! is no file, so nothing is stale after a crash and nothing is removed at stop. The ACL is the
+//! peer check: a peer of another user cannot open the pipe at all.
+
+use std::ffi::c_void;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio::net::windows::named_pipe::{ClientOptions, NamedPipeClient, NamedPipeServer, ServerOptions};
+use tokio::sync::Mutex;
+use windows_sys::Win32::Foundation::{CloseHandle, ERROR_ACCESS_DENIED, ERROR_PIPE_BUSY, HANDLE, LocalFree};
+use windows_sys::Win32::Security::Authorization::{
+    ConvertSidToStringSidW, ConvertStringSecurityDescriptorToSecurityDescriptorW, SDDL_REVISION_1,
+};
+use windows_sys::Win32::Security::{GetTokenInformation, SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER, TokenUser};
+use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
+
+use super::Accepted;
+use crate::local::server::SocketError;
+
+pub type ServerStream = NamedPipeServer;
+pub type ClientStream = NamedPipeClient;
+
+/// The pipe, with the instance that waits for the next client.
+#[derive(Debug)]
+pub struct Listener {
+    path: PathBuf,
+    next: Mutex<NamedPipeServer>,
+    acl: UserOnly,
+}
+
+impl Listener {
+    /// The next connection; a fresh instance waits for the one after it.
+    pub async fn accept(&self) -> std::io::Result<Accepted> {
+        let mut next = self.next.lock().await;
+        next.connect().await?;
+        let fresh = instance(&self.path, &self.acl, false)?;
+        Ok(Accepted::Peer(std::mem::replace(&mut *next, fresh)))
+    }
+
+    /// A pipe leaves no file behind: nothing to remove.
+    pub fn remove(&self) {}
+}
+
+/// Creates the pipe at `path` for this user alone; refused when another process serves it.
+pub async fn bind(path: &Path) -> Result<Listener, SocketError> {
+    let io = |source| SocketError::Io { path: path.to_path_buf(), source };
+    // Asked first as a client too, as on Unix: wine (where the tests run) does not refuse a
+    // second first instance; Windows does, which covers a race between the two.
+    if is_live(path) {
+        return Err(SocketError::InUse { path: path.to_path_buf() });
+    }
+    let acl = UserOnly::new().map_err(io)?;
+    let first = instance(path, &acl, true).map_err(|e| {
+        if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) { SocketError::InUse { path: path.to_path_buf() } } else { io(e) }
+    })?;
+    Ok(Listener { path: path.to_path_buf(), next: Mutex::new(first), acl })
+}
+
+fn instance(path: &Path, acl: &UserOnly, first: bool) -> std::io::Result<NamedPipeServer> {
+    let mut attributes =
+        SECURITY_ATTRIBUTES { nLength: size_of::<SECURITY_ATTRIBUTES>() as u32, lpSecurityDescriptor: acl.0, bInheritHandle: 0 };
+    let mut options = ServerOptions::new();
+    options.first_pipe_instance(first).reject_remote_clients(true);
+    // SAFETY: `attributes` points at a valid security descriptor (owned by `acl`, alive for the
+    // call), which is all the call reads.
+    unsafe { options.create_with_security_attributes_raw(path, (&raw mut attributes).cast::<c_void>()) }
+}
+
+/// Connects to the pipe at `path`, waiting while every instance is busy (the request's own
+/// deadline bounds the wait).
+pub async fn connect(path: &Path) -> std::io::Result<ClientStream> {
+    loop {
+        match ClientOptions::new().open(path) {
+            Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32) => tokio::time::sleep(Duration::from_millis(20)).await,
+            other => return other,
+        }
+    }
+}
+
+/// Whether something serves the pipe at `path` now (without a runtime).
+pub fn is_live(path: &Path) -> bool {
+    match std::fs::OpenOptions::new().read(true).write(true).open(path) {
+        Ok(_) => true,
+        Err(e) => e.raw_os_error() == Some(ERROR_PIPE_BUSY as i32),
+    }
+}
+
+/// The pipe's name when the config names none: one per user (`runtime_dir` has no part in it).
+pub fn default_path(_runtime_dir: &Path) -> PathBuf {
+    let user: String = std::env::var("USERNAME")
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    PathBuf::from(format!(r"\\.\pipe\{}-{user}", crate::config::APP))
+}
+
+/// A security descriptor whose DACL grants the current user's SID everything and nobody else
+/// anything (`D:P(A;;GA;;;<sid>)`).
+#[derive(Debug)]
+struct UserOnly(*mut c_void);
+
+// SAFETY: the descriptor is written once at creation and only read after; LocalFree at drop.
+unsafe impl Send for UserOnly {}
+unsafe impl Sync for UserOnly {}
+
+impl UserOnly {
+    fn new() -> std::io::Result<UserOnly> {
+        let sddl = format!("D:P(A;;GA;;;{})", current_user_sid()?);
+        let wide: Vec<u16> = sddl.encode_utf16().chain([0]).collect();
+        let mut descriptor: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `wide` is NUL-terminated; the descriptor is allocated by the call and freed by
+        // `Drop`.
+        let ok = unsafe {
+            ConvertStringSecurityDescriptorToSecurityDescriptorW(wide.as_ptr(), SDDL_REVISION_1, &mut descriptor, std::ptr::null_mut())
+        };
+        if ok == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(UserOnly(descriptor))
+    }
+}
+
+impl Drop for UserOnly {
+    fn drop(&mut self) {
+        // SAFETY: allocated by ConvertStringSecurityDescriptorToSecurityDescriptorW.
+        unsafe { LocalFree(self.0) };
+    }
+}
+
+/// The SID of the user this process runs as, in its string form (`S-1-5-21-…`).
+fn current_user_sid() -> std::io::Result<String> {
+    // SAFETY: every pointer handed to the calls below points at a live buffer of the size given;
+    // the token handle is closed and the SID string freed before returning.
+    unsafe {
+        let mut token: HANDLE = std::ptr::null_mut();
+        if OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut needed = 0u32;
+        GetTokenInformation(token, TokenUser, std::ptr::null_mut(), 0, &mut needed);
+        // u64s, so the TOKEN_USER read from the buffer is aligned.
+        let mut buffer = vec![0u64; (needed as usize).div_ceil(8)];
+        let read = GetTokenInformation(token, TokenUser, buffer.as_mut_ptr().cast(), needed, &mut needed);
+        CloseHandle(token);
+        if read == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let user = &*buffer.as_ptr().cast::<TOKEN_USER>();
+        let mut text: *mut u16 = std::ptr::null_mut();
+        if ConvertSidToStringSidW(user.User.Sid, &mut text) == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let len = (0..).take_while(|&i| *text.add(i) != 0).count();
+        let sid = String::from_utf16_lossy(std::slice::from_raw_parts(text, len));
+        LocalFree(text.cast());
+        Ok(sid)
+    }
+}

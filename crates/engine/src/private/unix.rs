@@ -1,0 +1,83 @@
+//! Unix: the umask, and folders 0700 and files 0600 from the moment they exist.
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// Sets the process's umask to 077 and returns the one it had.
+pub(super) fn private_umask() -> u32 {
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077)).bits()
+}
+
+/// Gives `command` the person's own umask when it starts.
+pub(super) fn with_umask(command: &mut tokio::process::Command, umask: u32) {
+    // SAFETY: umask(2) is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::umask(rustix::fs::Mode::from_raw_mode(umask));
+            Ok(())
+        });
+    }
+}
+
+/// A folder builder whose folders are 0700.
+pub(super) fn private_dir() -> std::fs::DirBuilder {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true).mode(0o700);
+    builder
+}
+
+/// Open options whose new files are 0600.
+pub(super) fn private_file() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.mode(0o600);
+    options
+}
+
+/// Takes `path` down to `mode` when it is looser (one log line saying so); refuses a path that
+/// is not the person's own.
+pub(super) fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
+    let meta = std::fs::metadata(path)?;
+    let own = rustix::process::getuid().as_raw();
+    if meta.uid() != own {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{} belongs to another user (uid {}), not to this one ({own})", path.display(), meta.uid()),
+        ));
+    }
+    let found = meta.permissions().mode() & 0o777;
+    if found & !mode != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
+        tracing::warn!("{} was readable by others ({found:o}): made it {mode:o}", path.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{create_dir, touch_file, write_file};
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn folders_and_files_are_the_persons_alone() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("a/b");
+        create_dir(&dir).unwrap();
+        assert_eq!((mode(&root.path().join("a")), mode(&dir)), (0o700, 0o700));
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        create_dir(&dir).unwrap();
+        assert_eq!(mode(&dir), 0o700, "a looser folder is tightened");
+        let file = dir.join("config.toml");
+        write_file(&file, "x = 1\n").unwrap();
+        assert_eq!((mode(&file), std::fs::read_to_string(&file).unwrap().as_str()), (0o600, "x = 1\n"));
+        let db = dir.join("state.sqlite3");
+        std::fs::write(&db, "").unwrap();
+        std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+        touch_file(&db).unwrap();
+        assert_eq!(mode(&db), 0o600);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary file is left");
+    }
+}
