@@ -3,96 +3,29 @@
 //! Each row of the table is a module; every one drives the built binaries against the
 //! simulator and a recorder on a private bus, as the e2e tests do, and reads costs from /proc:
 //!
-//! - [`latency`]: row 1, change → banner, and 60 s polling from the same event times.
-//! - [`scale`]: row 2, 10,000 follows in one daemon, over HTTP/1.1 and over HTTP/2.
-//! - [`app`]: rows 3 and 5, the tray app idle (memory, wake-ups) and its start-up.
-//! - [`local`]: row 4, the local socket's requests per second, and `cmux-tray notify` against
+//! - [`latency`](suite::latency): row 1, change → banner, and 60 s polling from the same event times.
+//! - [`scale`](suite::scale): row 2, 10,000 follows in one daemon, over HTTP/1.1 and over HTTP/2.
+//! - [`app`](suite::app): rows 3 and 5, the tray app idle (memory, wake-ups) and its start-up.
+//! - [`local`](suite::local): row 4, the local socket's requests per second, and `cmux-tray notify` against
 //!   `notify-send`.
 //!
 //! Figures are medians of repeated runs with their spread, written to `bench-results/` as
 //! Markdown and JSON. `--quick` is the CI form: smaller, and it fails when a figure is past its
 //! gate (far beyond its goal: a regression, not a missed goal).
+//!
+//! The suite measures a Linux desktop (/proc, a private D-Bus session, X); built elsewhere, it
+//! says so and exits.
 
-mod app;
-mod latency;
-mod local;
-mod procfs;
-mod recorder;
-mod scale;
-mod socket;
-mod stats;
-mod world;
+#[cfg(target_os = "linux")]
+mod suite;
 
-use std::path::PathBuf;
-
-use clap::Parser;
-
-#[derive(Parser)]
-#[command(about = "The cmux-tray benchmark suite (see README, \"Benchmarks\").")]
-struct Args {
-    /// The CI form: fewer events and follows, and a failure when a figure is past its gate.
-    #[arg(long)]
-    quick: bool,
-    /// Only these rows (1 to 5).
-    #[arg(long, value_delimiter = ',')]
-    rows: Vec<u8>,
-    /// Isolated events per follow count in row 1 (default 1000, quick 40).
-    #[arg(long)]
-    events: Option<usize>,
-    /// Where the tables go.
-    #[arg(long, default_value = "bench-results")]
-    out: PathBuf,
+#[cfg(target_os = "linux")]
+fn main() -> anyhow::Result<()> {
+    suite::main()
 }
 
-fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    let want = |row: u8| args.rows.is_empty() || args.rows.contains(&row);
-    let mut figures = Vec::new();
-    let mut notes = Vec::new();
-    let started = std::time::Instant::now();
-    if want(1) {
-        let o = latency::Options {
-            follows: if args.quick { vec![1, 1_000] } else { vec![1, 1_000, 10_000] },
-            events: args.events.unwrap_or(if args.quick { 40 } else { 1_000 }),
-            env: Vec::new(),
-        };
-        latency::run(&o, &mut figures, &mut notes)?;
-    }
-    if want(2) {
-        scale::run(args.quick, &mut figures, &mut notes)?;
-    }
-    if want(3) || want(5) {
-        app::run(args.quick, want(3), want(5), &mut figures, &mut notes)?;
-    }
-    if want(4) {
-        local::run(args.quick, &mut figures, &mut notes)?;
-    }
-
-    let date = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z").to_string();
-    let machine = procfs::machine();
-    let binaries = std::env::var("CMUX_TRAY_BIN_DIR").unwrap_or_else(|_| "target/debug (built by the first row)".into());
-    let command = format!("{} (binaries: {binaries})", std::env::args().collect::<Vec<_>>().join(" "));
-    let mut md = stats::markdown(&figures, &machine, &command, &date);
-    md.push_str(&format!("\nTook {:.0} s.\n\n", started.elapsed().as_secs_f64()));
-    for n in &notes {
-        md.push_str(&format!("- {n}\n"));
-    }
-    std::fs::create_dir_all(&args.out)?;
-    std::fs::write(args.out.join("results.md"), &md)?;
-    let json = serde_json::json!({"date": date, "machine": machine, "command": command, "figures": figures, "notes": notes});
-    std::fs::write(args.out.join("results.json"), serde_json::to_string_pretty(&json)?)?;
-    print!("{md}");
-
-    let missed: Vec<&stats::Figure> = figures.iter().filter(|f| f.meets_goal() == Some(false)).collect();
-    for f in &missed {
-        eprintln!("goal not met: {} = {:.2} {}", f.name, f.median, f.unit);
-    }
-    if args.quick {
-        let past: Vec<&stats::Figure> = figures.iter().filter(|f| !f.within_gate()).collect();
-        for f in &past {
-            eprintln!("past its gate: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, f.goal.map(|g| g.gate).unwrap_or(f64::NAN));
-        }
-        anyhow::ensure!(past.is_empty(), "{} figures are past their gates", past.len());
-    }
-    Ok(())
+#[cfg(not(target_os = "linux"))]
+fn main() -> std::process::ExitCode {
+    eprintln!("cmux-tray-bench measures a Linux desktop (/proc, D-Bus); run it on Linux");
+    std::process::ExitCode::from(2)
 }

@@ -6,14 +6,14 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::stats::{self, Figure, Goal};
-use crate::world::{World, wait_for};
+use crate::suite::stats::{self, Figure, Goal};
+use crate::suite::world::{World, wait_for};
 
 /// Past the 0.5 s chain gap (docs/notices.md §3), so every banner is a leading edge.
 const ISOLATION: Duration = Duration::from_millis(520);
 
 pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
-    let per_run = if quick { 2_000 } else { 20_000 };
+    let per_run = if quick { 1_000 } else { 20_000 };
     let repeats = if quick { 1 } else { 3 };
     let world = World::start(0, 0, &[])?;
     let v1 = |i: usize| format!("notify Bench {i}|sub|body {i}");

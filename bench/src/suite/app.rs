@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use cmux_tray_e2e::{DesktopSession, Home};
 
-use crate::procfs;
-use crate::stats::{Figure, Goal};
+use crate::suite::procfs;
+use crate::suite::stats::{Figure, Goal};
 
 const HISTORY: &str = "cmux-tray — History";
 

@@ -8,8 +8,8 @@ use cmux_cloud_sim::SimUser;
 use cmux_cloud_sim::state::NewHandoff;
 use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home};
 
-use crate::recorder::Recorder;
-use crate::socket::Client;
+use crate::suite::recorder::Recorder;
+use crate::suite::socket::Client;
 
 pub struct World {
     pub recorder: Recorder,

@@ -1,0 +1,90 @@
+//! The suite itself (the crate's doc says what each module measures). Linux only: it reads
+//! /proc and serves banners on a private D-Bus session.
+
+pub mod app;
+pub mod latency;
+pub mod local;
+pub mod procfs;
+pub mod recorder;
+pub mod scale;
+pub mod socket;
+pub mod stats;
+pub mod world;
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(about = "The cmux-tray benchmark suite (see README, \"Benchmarks\").")]
+struct Args {
+    /// The CI form: fewer events and follows, and a failure when a figure is past its gate.
+    #[arg(long)]
+    quick: bool,
+    /// Only these rows (1 to 5).
+    #[arg(long, value_delimiter = ',')]
+    rows: Vec<u8>,
+    /// Isolated events per follow count in row 1 (default 1000, quick 25).
+    #[arg(long)]
+    events: Option<usize>,
+    /// Where the tables go.
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+}
+
+pub fn main() -> anyhow::Result<()> {
+    let mut args = Args::parse();
+    if args.quick && args.rows.is_empty() {
+        // The app's rows need a minute of idling and a release build to mean anything.
+        args.rows = vec![1, 2, 4];
+    }
+    let want = |row: u8| args.rows.is_empty() || args.rows.contains(&row);
+    let mut figures = Vec::new();
+    let mut notes = Vec::new();
+    let started = std::time::Instant::now();
+    if want(1) {
+        let o = latency::Options {
+            follows: if args.quick { vec![1, 1_000] } else { vec![1, 1_000, 10_000] },
+            events: args.events.unwrap_or(if args.quick { 25 } else { 1_000 }),
+            env: Vec::new(),
+        };
+        latency::run(&o, &mut figures, &mut notes)?;
+    }
+    if want(2) {
+        scale::run(args.quick, &mut figures, &mut notes)?;
+    }
+    if want(3) || want(5) {
+        app::run(args.quick, want(3), want(5), &mut figures, &mut notes)?;
+    }
+    if want(4) {
+        local::run(args.quick, &mut figures, &mut notes)?;
+    }
+
+    let date = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z").to_string();
+    let machine = procfs::machine();
+    let binaries = std::env::var("CMUX_TRAY_BIN_DIR").unwrap_or_else(|_| "target/debug (built by the first row)".into());
+    let command = format!("{} (binaries: {binaries})", std::env::args().collect::<Vec<_>>().join(" "));
+    let mut md = stats::markdown(&figures, &machine, &command, &date);
+    md.push_str(&format!("\nTook {:.0} s.\n\n", started.elapsed().as_secs_f64()));
+    for n in &notes {
+        md.push_str(&format!("- {n}\n"));
+    }
+    std::fs::create_dir_all(&args.out)?;
+    std::fs::write(args.out.join("results.md"), &md)?;
+    let json = serde_json::json!({"date": date, "machine": machine, "command": command, "figures": figures, "notes": notes});
+    std::fs::write(args.out.join("results.json"), serde_json::to_string_pretty(&json)?)?;
+    print!("{md}");
+
+    let missed: Vec<&stats::Figure> = figures.iter().filter(|f| f.meets_goal() == Some(false)).collect();
+    for f in &missed {
+        eprintln!("goal not met: {} = {:.2} {}", f.name, f.median, f.unit);
+    }
+    if args.quick {
+        let past: Vec<&stats::Figure> = figures.iter().filter(|f| !f.within_gate()).collect();
+        for f in &past {
+            eprintln!("past its gate: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, f.goal.map(|g| g.gate).unwrap_or(f64::NAN));
+        }
+        anyhow::ensure!(past.is_empty(), "{} figures are past their gates", past.len());
+    }
+    Ok(())
+}
