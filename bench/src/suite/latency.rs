@@ -11,10 +11,8 @@ use std::time::{Duration, Instant};
 use cmux_cloud_sim::RunChange;
 
 use crate::suite::stats::{self, Figure, Goal};
-use crate::suite::world::{World, wait_for};
+use crate::suite::world::{ISOLATION, World, wait_for};
 
-/// Past the 0.5 s chain gap of docs/notices.md §3, with a margin.
-const ISOLATION: Duration = Duration::from_millis(520);
 /// Events are told in this many rounds; a figure is the median of the rounds' values.
 const ROUNDS: usize = 5;
 

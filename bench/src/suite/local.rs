@@ -7,10 +7,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::suite::stats::{self, Figure, Goal};
-use crate::suite::world::{World, wait_for};
-
-/// Past the 0.5 s chain gap (docs/notices.md §3), so every banner is a leading edge.
-const ISOLATION: Duration = Duration::from_millis(520);
+use crate::suite::world::{ISOLATION, World, wait_for};
 
 pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
     let per_run = if quick { 1_000 } else { 20_000 };

@@ -71,6 +71,10 @@ impl World {
     }
 }
 
+/// Past the 0.5 s chain gap of docs/notices.md §3, with a margin: a notice this long after the
+/// last banner is alone, so its banner is a leading edge.
+pub const ISOLATION: Duration = Duration::from_millis(520);
+
 /// Polls `cond` every millisecond until it holds, or fails after `limit`.
 pub fn wait_for(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) -> anyhow::Result<()> {
     let start = Instant::now();
