@@ -18,7 +18,8 @@
 //! - [`terminal`]: where a notice came from (tmux, kitty, WezTerm, X11), bringing it forward, and
 //!   whether the person is looking at it.
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
-//! - [`view`]: what a tray menu or window shows (icon state, menu lines), derived purely.
+//! - [`view`]: what the tray menu and the windows show (icon state, history rows, settings in
+//!   words, relative times), derived purely; the pages render it.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 //! - [`private`]: folders 0700 and files 0600 from the moment they exist; no secret in a child.

@@ -72,6 +72,19 @@ impl Engine {
         }
     }
 
+    /// What a click on this notice opens, in words, for the history's rows (the same route a
+    /// click takes).
+    pub(super) fn opens(&self, notice: &StoredNotice) -> String {
+        match self.route(notice) {
+            Route::Link(url) if url.starts_with("cmux://") => "Opens its cmux surface".into(),
+            Route::Link(_) => format!("Opens a workspace on {}", notice.host.as_deref().unwrap_or("its host")),
+            Route::Terminal(place) => format!("Brings {} forward", place.describe()),
+            Route::Card if notice.item.starts_with("run:") => "Opens the Run's card".into(),
+            Route::Card if notice.item.starts_with("handoff:") => "Opens the hand-off's card".into(),
+            Route::Card => "Opens the history".into(),
+        }
+    }
+
     /// A click: open what the notice points at, and mark it read only when that worked. What
     /// only the app can show (a card, the history) goes to the shell as an event. `activation`
     /// is the token the notification server sent with the click, passed on to what is opened.

@@ -46,6 +46,7 @@ mod focus;
 mod keep;
 mod settings;
 mod settle;
+mod views;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

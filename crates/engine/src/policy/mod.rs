@@ -43,6 +43,13 @@ impl Reason {
         }
     }
 
+    /// The reason a stored notice's `delivery` names (the inverse of [`Reason::as_str`]).
+    pub fn parse(text: &str) -> Option<Reason> {
+        [Reason::Shown, Reason::Off, Reason::Paused, Reason::QuietHours, Reason::Focused, Reason::Coalesced, Reason::NotShown]
+            .into_iter()
+            .find(|r| r.as_str() == text)
+    }
+
     /// Held back for the summary when the person is reachable again.
     pub fn is_held(self) -> bool {
         matches!(self, Reason::Paused | Reason::QuietHours)

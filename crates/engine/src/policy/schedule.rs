@@ -88,6 +88,50 @@ impl Window {
         Ok(Window { days, start, end, text: text.trim().to_string() })
     }
 
+    /// A window from its parts, as the settings window's editor draws it: the weekdays it starts
+    /// on (Monday first) and its local start and end as `HH:MM`. Written the way a person would
+    /// type it (`mon-fri 22:00-07:00`, `daily …`, `sat,sun …`), so `config get` reads back plainly.
+    pub fn from_parts(days: [bool; 7], start: &str, end: &str) -> Result<Window, String> {
+        let mut parts: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < 7 {
+            if !days[i] {
+                i += 1;
+                continue;
+            }
+            let first = i;
+            while i + 1 < 7 && days[i + 1] {
+                i += 1;
+            }
+            parts.push(match i - first {
+                0 => DAY_NAMES[first].to_string(),
+                1 => format!("{},{}", DAY_NAMES[first], DAY_NAMES[i]),
+                _ => format!("{}-{}", DAY_NAMES[first], DAY_NAMES[i]),
+            });
+            i += 1;
+        }
+        let days_text = match parts.len() {
+            0 => return Err("pick at least one day".into()),
+            _ if days == [true; 7] => "daily".to_string(),
+            _ => parts.join(","),
+        };
+        Window::parse(&format!("{days_text} {}-{}", start.trim(), end.trim()))
+    }
+
+    /// The weekdays it starts on, Monday first.
+    pub fn days(&self) -> [bool; 7] {
+        self.days
+    }
+
+    /// Its local start and end, `HH:MM`.
+    pub fn start_text(&self) -> String {
+        self.start.strftime("%H:%M").to_string()
+    }
+
+    pub fn end_text(&self) -> String {
+        self.end.strftime("%H:%M").to_string()
+    }
+
     /// The quiet period this window makes when it starts on `date`, in `tz`.
     fn period_on(&self, date: Date, tz: &TimeZone) -> Option<(Timestamp, Timestamp)> {
         if !self.days[weekday_index(date.weekday())] {
@@ -130,6 +174,21 @@ impl Schedule {
         merged.into_iter().find(|(s, e)| *s <= at && at < *e)
     }
 
+    /// The next quiet period to start after `at`, within a week, as (start, end).
+    pub fn next_period(&self, at: Timestamp, tz: &TimeZone) -> Option<(Timestamp, Timestamp)> {
+        let mut day = at.to_zoned(tz.clone()).date();
+        let mut best: Option<(Timestamp, Timestamp)> = None;
+        for _ in 0..8 {
+            for w in &self.windows {
+                if let Some(p) = w.period_on(day, tz).filter(|(s, _)| *s > at) {
+                    best = Some(best.map_or(p, |b| b.min(p)));
+                }
+            }
+            day = day.tomorrow().ok()?;
+        }
+        best
+    }
+
     pub fn is_quiet(&self, at: Timestamp, tz: &TimeZone) -> bool {
         self.quiet_period(at, tz).is_some()
     }
@@ -170,6 +229,39 @@ mod tests {
             let err = Window::parse(bad).unwrap_err();
             assert!(err.contains(says) && err.contains(bad), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_window_drawn_from_parts_reads_back_as_a_person_writes_it() {
+        let weekdays = [true, true, true, true, true, false, false];
+        let w = Window::from_parts(weekdays, "22:00", "07:00").unwrap();
+        assert_eq!(
+            (w.to_string().as_str(), w.days(), w.start_text(), w.end_text()),
+            ("mon-fri 22:00-07:00", weekdays, "22:00".into(), "07:00".into())
+        );
+        let cases = [
+            ([true; 7], "daily 12:00-13:00"),
+            ([false, false, false, false, false, true, true], "sat,sun 12:00-13:00"),
+            ([true, false, true, true, true, false, true], "mon,wed-fri,sun 12:00-13:00"),
+        ];
+        for (days, text) in cases {
+            let w = Window::from_parts(days, "12:00", "13:00").unwrap();
+            assert_eq!(w.to_string(), text);
+            assert_eq!(Window::parse(text).unwrap().days(), days, "{text} reads back");
+        }
+        assert_eq!(Window::from_parts([false; 7], "22:00", "07:00").unwrap_err(), "pick at least one day");
+        assert!(Window::from_parts([true; 7], "22:00", "22:00").unwrap_err().contains("same time"));
+        assert!(Window::from_parts([true; 7], "24:00", "07:00").unwrap_err().contains("not a time of day"));
+    }
+
+    #[test]
+    fn the_next_quiet_period_is_the_soonest_start_after_now() {
+        let s = schedule(&["mon-fri 22:00-07:00", "sat,sun 23:00-09:00"]);
+        let b = tz("Europe/Berlin");
+        // Friday 2026-12-04 at noon: Friday's 22:00; Saturday noon: Saturday's 23:00.
+        assert_eq!(s.next_period(local("Europe/Berlin", "2026-12-04T12:00"), &b).unwrap().0, local("Europe/Berlin", "2026-12-04T22:00"));
+        assert_eq!(s.next_period(local("Europe/Berlin", "2026-12-05T12:00"), &b).unwrap().0, local("Europe/Berlin", "2026-12-05T23:00"));
+        assert_eq!(schedule(&[]).next_period(local("Europe/Berlin", "2026-12-05T12:00"), &b), None);
     }
 
     #[test]

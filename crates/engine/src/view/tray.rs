@@ -1,4 +1,4 @@
-//! What a tray menu or a window shows, derived from the engine's status: the icon's state, the
+//! The tray menu, derived from the engine's status: the icon's state, the
 //! account line, the follows, the last notices with their unread marks. Pure; never draws.
 //! The shells (the Tauri tray, the Linux StatusNotifierItem) render this and nothing else, so
 //! every platform shows the same thing.
@@ -139,13 +139,13 @@ pub fn tray_view(status: &Status) -> TrayView {
 }
 
 /// `run_0123…cdef` → the last 6 hex digits, enough to tell items apart in a menu.
-fn short(id: &str) -> String {
+pub(crate) fn short(id: &str) -> String {
     let tail: String = id.chars().rev().take(6).collect::<Vec<_>>().into_iter().rev().collect();
     format!("…{tail}")
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::outbox::{AccountRow, FollowRow, StoredNotice};
 
@@ -153,7 +153,7 @@ mod tests {
         AccountRow { user_id: "u".into(), email: "ada@example.com".into(), team: None, signed_in_at: 0, problem: problem.map(String::from) }
     }
 
-    fn follow(id: &str) -> FollowRow {
+    pub(crate) fn follow(id: &str) -> FollowRow {
         FollowRow {
             kind: FollowKind::Run,
             id: id.into(),
@@ -168,7 +168,7 @@ mod tests {
         }
     }
 
-    fn notice(key: &str, read: bool) -> StoredNotice {
+    pub(crate) fn notice(key: &str, read: bool) -> StoredNotice {
         StoredNotice {
             seq: 1,
             key: key.into(),

@@ -1,0 +1,37 @@
+//! What the windows show, computed from the store, the settings and the click routing
+//! (`crate::view` holds the pure parts and their words).
+
+use super::{Engine, EngineError};
+use crate::view::history::{HistoryFilter, HistoryView};
+use crate::view::settings::{KeptIn, SettingsView};
+
+/// How many notices the history window lists at most (the store keeps them `history_days`).
+const HISTORY_ROWS: usize = 500;
+
+impl Engine {
+    /// The history window's rows and follows, narrowed by `filter`.
+    pub fn history_view(&self, filter: &HistoryFilter) -> Result<HistoryView, EngineError> {
+        let outbox = &self.inner.outbox;
+        let notices = outbox.recent_notices(HISTORY_ROWS)?;
+        let follows = outbox.follows(200)?;
+        let tz = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
+        let opens = |n: &crate::outbox::StoredNotice| self.opens(n);
+        Ok(crate::view::history::history_view(&notices, &follows, filter, &opens, self.inner.clock.now_ms(), &tz))
+    }
+
+    /// The settings window's model: every delivery setting in words, the quiet-hours editor's
+    /// windows and whether they are on now, the pause.
+    pub fn settings_view(&self) -> SettingsView {
+        let settings = self.delivery_settings();
+        let tz = self.time_zone(&settings);
+        let system = jiff::tz::TimeZone::try_system().ok().and_then(|z| z.iana_name().map(String::from)).unwrap_or_else(|| "UTC".into());
+        let now = jiff::Timestamp::from_millisecond(self.inner.clock.now_ms()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+        crate::view::settings::settings_view(&settings, self.paused(), now, &tz, &system)
+    }
+
+    /// Where the sign-in is kept, in a sentence with its "Why?" (`None` before the store is
+    /// known).
+    pub fn sign_in_kept_in(&self) -> Option<KeptIn> {
+        self.secret_store().as_ref().map(crate::view::settings::kept_in)
+    }
+}

@@ -1,0 +1,334 @@
+//! The history window's content: each notice as a row a person reads at a glance (what kind it
+//! is, when in words, whether it is unread, why it had no banner, where a click goes), grouped
+//! by day and narrowed by kind and a search; and what is being followed, for how long.
+
+use jiff::tz::TimeZone;
+use serde::{Deserialize, Serialize};
+
+use super::words;
+use crate::notice::Source;
+use crate::outbox::{FollowKind, FollowRow, StoredNotice};
+use crate::policy::Reason;
+
+/// What kind of notice a row is, as the history's icons and filter name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Run,
+    Handoff,
+    Terminal,
+    App,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Run, Kind::Handoff, Kind::Terminal, Kind::App];
+
+    fn of(n: &StoredNotice) -> Kind {
+        match Source::parse(&n.source) {
+            Some(Source::Run) => Kind::Run,
+            Some(Source::Handoff) => Kind::Handoff,
+            Some(Source::Local) => Kind::Terminal,
+            Some(Source::App) | None => Kind::App,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Run => "Run",
+            Kind::Handoff => "Hand-off",
+            Kind::Terminal => "Terminal",
+            Kind::App => "cmux-tray",
+        }
+    }
+
+    /// As the filter lists them.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Kind::Run => "Runs",
+            Kind::Handoff => "Hand-offs",
+            Kind::Terminal => "Terminals",
+            Kind::App => "cmux-tray",
+        }
+    }
+}
+
+/// What the person narrowed the history to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+pub struct HistoryFilter {
+    /// One kind, or every kind.
+    #[serde(default)]
+    pub kind: Option<Kind>,
+    /// Words the title or body holds (any case); empty matches all.
+    #[serde(default)]
+    pub query: String,
+}
+
+impl HistoryFilter {
+    fn keeps(&self, kind: Kind, n: &StoredNotice) -> bool {
+        let query = self.query.trim().to_lowercase();
+        self.kind.is_none_or(|k| k == kind)
+            && (query.is_empty() || query.split_whitespace().all(|w| format!("{}\n{}", n.title, n.body).to_lowercase().contains(w)))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryRow {
+    pub key: String,
+    pub kind: Kind,
+    pub kind_label: &'static str,
+    pub title: String,
+    /// The body's first line, cut to fit one line.
+    pub line: String,
+    /// "2 min ago"; `exact` is for the tooltip.
+    pub ago: String,
+    pub exact: String,
+    pub unread: bool,
+    /// A "needs you".
+    pub urgent: bool,
+    /// Why it had no banner, in words; `None` when its banner was shown.
+    pub no_banner: Option<String>,
+    /// What a click opens, in words ("Opens tmux pane %3").
+    pub opens: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryDay {
+    /// "Today", "Yesterday", "Saturday 28 November".
+    pub label: String,
+    pub rows: Vec<HistoryRow>,
+}
+
+/// One followed Run or hand-off.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FollowLine {
+    /// `run:<id>` or `handoff:<id>`.
+    pub item: String,
+    pub kind: Kind,
+    pub title: String,
+    /// "Running for 12 min", "Open for 2 h 5 min".
+    pub state: String,
+    pub exact: String,
+}
+
+/// A choice of the kind filter, with how many notices it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KindChoice {
+    pub kind: Option<Kind>,
+    pub label: String,
+    pub count: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryView {
+    pub days: Vec<HistoryDay>,
+    pub following: Vec<FollowLine>,
+    pub kinds: Vec<KindChoice>,
+    pub unread: usize,
+    /// What the list says when it has no row ("No notices yet.", "Nothing matches …").
+    pub empty: String,
+}
+
+/// How long a row's line may be.
+pub const LINE: usize = 140;
+
+/// Why a notice had no banner, in words; `None` when it had one (or is still to be decided).
+pub fn no_banner(n: &StoredNotice) -> Option<String> {
+    if n.state == "untold" {
+        return Some("Not shown yet: waiting for its banner".into());
+    }
+    let reason = n.delivery.as_deref()?;
+    Some(match Reason::parse(reason) {
+        Some(Reason::Shown) => return None,
+        Some(Reason::Off) => format!("No banner: banners for {} were off", Kind::of(n).plural().to_lowercase()),
+        Some(Reason::Paused) => "No banner: notifications were paused".into(),
+        Some(Reason::QuietHours) => "No banner: quiet hours were on".into(),
+        Some(Reason::Focused) if Kind::of(n) == Kind::Terminal => "No banner: you were looking at its terminal".into(),
+        Some(Reason::Focused) => "No banner: you were looking at it".into(),
+        Some(Reason::Coalesced) => "Grouped with others into one banner".into(),
+        Some(Reason::NotShown) => match &n.failure {
+            Some(f) => format!("The desktop did not show its banner: {f}"),
+            None => "The desktop did not show its banner".into(),
+        },
+        None => format!("No banner: {reason}"),
+    })
+}
+
+/// The history window's content. `opens` says in words what a click on a notice opens (the
+/// engine's click routing knows).
+pub fn history_view(
+    notices: &[StoredNotice],
+    follows: &[FollowRow],
+    filter: &HistoryFilter,
+    opens: &dyn Fn(&StoredNotice) -> String,
+    now_ms: i64,
+    tz: &TimeZone,
+) -> HistoryView {
+    let mut days: Vec<HistoryDay> = Vec::new();
+    for n in notices {
+        let kind = Kind::of(n);
+        if !filter.keeps(kind, n) {
+            continue;
+        }
+        let row = HistoryRow {
+            key: n.key.clone(),
+            kind,
+            kind_label: kind.label(),
+            title: n.title.clone(),
+            line: crate::notice::text::cut(n.body.lines().next().unwrap_or(""), LINE),
+            ago: words::ago(n.created_at, now_ms, tz),
+            exact: words::exact(n.created_at, tz),
+            unread: n.state == "told" && n.read_at.is_none(),
+            urgent: n.urgent,
+            no_banner: no_banner(n),
+            opens: opens(n),
+        };
+        let label = words::day(n.created_at, now_ms, tz);
+        match days.last_mut() {
+            Some(d) if d.label == label => d.rows.push(row),
+            _ => days.push(HistoryDay { label, rows: vec![row] }),
+        }
+    }
+    let count = |k: Option<Kind>| notices.iter().filter(|n| k.is_none_or(|k| Kind::of(n) == k)).count();
+    let mut kinds = vec![KindChoice { kind: None, label: "All".into(), count: count(None) }];
+    kinds.extend(Kind::ALL.into_iter().map(|k| KindChoice { kind: Some(k), label: k.plural().into(), count: count(Some(k)) }));
+    let empty = if notices.is_empty() {
+        "No notices yet. A Run's end, a hand-off's turn and a terminal's news will be listed here.".into()
+    } else if filter.query.trim().is_empty() {
+        format!("No {} in the history.", filter.kind.map_or("notices".into(), |k| k.plural().to_lowercase()))
+    } else {
+        format!("Nothing matches “{}”.", filter.query.trim())
+    };
+    let following = follows
+        .iter()
+        .filter(|f| f.ended_at.is_none())
+        .map(|f| {
+            let (kind, state) = match f.kind {
+                FollowKind::Run => (Kind::Run, "Running"),
+                FollowKind::Handoff => (Kind::Handoff, "Open"),
+            };
+            FollowLine {
+                item: format!("{}:{}", f.kind.as_str(), f.id),
+                kind,
+                title: f.title.clone().unwrap_or_else(|| format!("{} {}", kind.label(), super::tray::short(&f.id))),
+                state: format!("{state} for {}", words::span(now_ms - f.started_at)),
+                exact: format!("Followed since {}", words::exact(f.started_at, tz)),
+            }
+        })
+        .collect();
+    let unread = notices.iter().filter(|n| n.state == "told" && n.read_at.is_none()).count();
+    HistoryView { days, following, kinds, unread, empty }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::tray::tests::{follow, notice};
+
+    const MIN: i64 = 60_000;
+
+    fn at(n: StoredNotice, source: &str, created_at: i64, delivery: &str) -> StoredNotice {
+        StoredNotice { source: source.into(), created_at, delivery: Some(delivery.into()), ..n }
+    }
+
+    fn utc() -> TimeZone {
+        TimeZone::UTC
+    }
+
+    // 2026-12-01T12:00:00Z
+    const NOW: i64 = 1_796_126_400_000;
+
+    fn view(notices: &[StoredNotice], filter: &HistoryFilter) -> HistoryView {
+        history_view(notices, &[], filter, &|n| format!("opens {}", n.key), NOW, &utc())
+    }
+
+    #[test]
+    fn rows_say_kind_time_and_why_no_banner_in_words_and_group_by_day() {
+        let notices = [
+            at(notice("local:a", false), "local", NOW - 2 * MIN, "focused"),
+            at(notice("run:b", true), "run", NOW - 3 * 60 * MIN, "shown"),
+            at(notice("handoff:c", true), "handoff", NOW - 24 * 60 * MIN, "quiet hours"),
+            at(notice("app:d", true), "app", NOW - 25 * 60 * MIN, "coalesced"),
+        ];
+        let v = view(&notices, &HistoryFilter::default());
+        let days: Vec<(&str, usize)> = v.days.iter().map(|d| (d.label.as_str(), d.rows.len())).collect();
+        assert_eq!(days, [("Today", 2), ("Yesterday", 2)]);
+        let rows: Vec<&HistoryRow> = v.days.iter().flat_map(|d| &d.rows).collect();
+        assert_eq!(rows.iter().map(|r| r.kind_label).collect::<Vec<_>>(), ["Terminal", "Run", "Hand-off", "cmux-tray"]);
+        assert_eq!(rows[0].ago, "2 min ago");
+        assert_eq!(rows[0].exact, "Tue 1 Dec 2026, 11:58");
+        assert_eq!(rows[0].no_banner.as_deref(), Some("No banner: you were looking at its terminal"));
+        assert!(rows[0].unread && !rows[1].unread);
+        assert_eq!(rows[1].no_banner, None, "shown: nothing to explain");
+        assert_eq!(rows[2].no_banner.as_deref(), Some("No banner: quiet hours were on"));
+        assert_eq!(rows[3].no_banner.as_deref(), Some("Grouped with others into one banner"));
+        assert_eq!(rows[1].opens, "opens run:b");
+        assert_eq!(v.unread, 1);
+        let counts: Vec<(String, usize)> = v.kinds.iter().map(|k| (k.label.clone(), k.count)).collect();
+        assert_eq!(
+            counts,
+            [("All".into(), 4), ("Runs".into(), 1), ("Hand-offs".into(), 1), ("Terminals".into(), 1), ("cmux-tray".into(), 1)]
+        );
+    }
+
+    #[test]
+    fn every_reason_reads_in_words() {
+        let n = |delivery: &str| at(notice("run:x", true), "run", NOW, delivery);
+        assert_eq!(no_banner(&n("banners off")).unwrap(), "No banner: banners for runs were off");
+        assert_eq!(no_banner(&n("paused")).unwrap(), "No banner: notifications were paused");
+        assert_eq!(no_banner(&n("focused")).unwrap(), "No banner: you were looking at it");
+        let refused = StoredNotice { failure: Some("org.freedesktop.DBus.Error.NoReply".into()), ..n("not shown") };
+        assert_eq!(no_banner(&refused).unwrap(), "The desktop did not show its banner: org.freedesktop.DBus.Error.NoReply");
+        let waiting = StoredNotice { state: "untold".into(), delivery: None, ..n("shown") };
+        assert_eq!(no_banner(&waiting).unwrap(), "Not shown yet: waiting for its banner");
+    }
+
+    #[test]
+    fn the_filter_and_the_search_narrow_the_rows() {
+        let notices = [
+            StoredNotice { title: "Tests passed".into(), body: "412 green".into(), ..at(notice("local:a", true), "local", NOW, "shown") },
+            StoredNotice { title: "Ship the release notes".into(), ..at(notice("run:b", true), "run", NOW, "shown") },
+            StoredNotice {
+                title: "Fix the parser".into(),
+                body: "Release blocked".into(),
+                ..at(notice("run:c", true), "run", NOW, "shown")
+            },
+        ];
+        let keys = |v: &HistoryView| v.days.iter().flat_map(|d| d.rows.iter().map(|r| r.key.clone())).collect::<Vec<_>>();
+        assert_eq!(keys(&view(&notices, &HistoryFilter { kind: Some(Kind::Run), query: String::new() })), ["run:b", "run:c"]);
+        assert_eq!(
+            keys(&view(&notices, &HistoryFilter { kind: None, query: " RELEASE ".into() })),
+            ["run:b", "run:c"],
+            "title or body, any case"
+        );
+        assert_eq!(keys(&view(&notices, &HistoryFilter { kind: None, query: "release notes".into() })), ["run:b"], "every word");
+        let none = view(&notices, &HistoryFilter { kind: Some(Kind::Terminal), query: "release".into() });
+        assert!(none.days.is_empty());
+        assert_eq!(none.empty, "Nothing matches “release”.");
+        assert_eq!(
+            view(&notices, &HistoryFilter { kind: Some(Kind::Handoff), query: String::new() }).empty,
+            "No hand-offs in the history."
+        );
+    }
+
+    #[test]
+    fn follows_say_their_state_and_for_how_long() {
+        let mut run = follow("run_0123456789abcdef0123");
+        run.started_at = NOW - 12 * MIN;
+        let mut handoff = follow("ho_0123456789abcdef0456");
+        handoff.kind = FollowKind::Handoff;
+        handoff.title = Some("Refactor the parser".into());
+        handoff.started_at = NOW - 125 * MIN;
+        let mut ended = follow("run_0123456789abcdef0789");
+        ended.ended_at = Some(NOW);
+        let v = history_view(&[], &[run, handoff, ended], &HistoryFilter::default(), &|_| String::new(), NOW, &utc());
+        let lines: Vec<(&str, &str)> = v.following.iter().map(|f| (f.title.as_str(), f.state.as_str())).collect();
+        assert_eq!(lines, [("Run …ef0123", "Running for 12 min"), ("Refactor the parser", "Open for 2 h 5 min")]);
+        assert_eq!(v.following[1].item, "handoff:ho_0123456789abcdef0456");
+        assert!(v.empty.starts_with("No notices yet."));
+    }
+}

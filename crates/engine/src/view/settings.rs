@@ -1,0 +1,358 @@
+//! The settings window's content: every delivery setting with the words a person reads beside
+//! its control, the quiet-hours windows as the editor draws them and whether quiet hours are on
+//! now, the pause, and where the sign-in is kept, in one sentence. A change goes back through
+//! `config set`'s own check (`config::set_in_file`), so the window and the command line refuse
+//! the same values with the same words.
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
+use serde::Serialize;
+
+use super::words;
+use crate::policy::schedule::Schedule;
+use crate::policy::{DeliverySettings, Pause};
+use crate::secrets::SecretStore;
+
+/// A setting shown as a switch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Switch {
+    /// The dotted key, as `config get` names it.
+    pub key: &'static str,
+    pub label: &'static str,
+    pub on: bool,
+}
+
+/// One source's banner and sound switches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceRow {
+    pub label: &'static str,
+    pub banner: Switch,
+    pub sound: Switch,
+}
+
+/// A setting shown as a number inside a sentence: "{before} [value] {after}".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Number {
+    pub key: &'static str,
+    pub value: String,
+    /// For a screen reader: what the number is.
+    pub label: &'static str,
+    pub min: u32,
+    pub max: u32,
+}
+
+/// One quiet-hours window as the editor draws it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuietWindow {
+    /// Monday first.
+    pub days: [bool; 7],
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuietView {
+    pub enabled: Switch,
+    pub windows: Vec<QuietWindow>,
+    pub breaks_through: Switch,
+    /// The zone chosen; empty: the system's.
+    pub time_zone: String,
+    pub system_zone: String,
+    /// "Quiet now, until 07:00 tomorrow." / "Not quiet now. Quiet hours start at 22:00."
+    pub now: String,
+    pub quiet_now: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseView {
+    pub paused: bool,
+    /// "Not paused." / "Paused until 09:00 tomorrow." / "Paused until you resume."
+    pub line: String,
+}
+
+/// The account part: who, and where the sign-in is kept in one plain sentence, with the detail
+/// behind a "Why?".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptIn {
+    pub sentence: String,
+    pub why: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsView {
+    pub master: Vec<Switch>,
+    pub sources: Vec<SourceRow>,
+    pub sound_cooldown: Number,
+    pub coalesce_count: Number,
+    pub coalesce_window: Number,
+    pub history_days: Number,
+    pub quiet: QuietView,
+    pub pause: PauseView,
+    /// The editor's day toggles, Monday first: (short, full name).
+    pub days: [(&'static str, &'static str); 7],
+}
+
+const DAYS: [(&str, &str); 7] = [
+    ("Mon", "Monday"),
+    ("Tue", "Tuesday"),
+    ("Wed", "Wednesday"),
+    ("Thu", "Thursday"),
+    ("Fri", "Friday"),
+    ("Sat", "Saturday"),
+    ("Sun", "Sunday"),
+];
+
+fn secs(d: std::time::Duration) -> String {
+    d.as_secs_f64().to_string()
+}
+
+/// Whether quiet hours are on now and until when, or when they next start.
+pub fn quiet_line(s: &DeliverySettings, now: Timestamp, tz: &TimeZone) -> (bool, String) {
+    let schedule: &Schedule = &s.quiet.schedule;
+    let ms = now.as_millisecond();
+    if !s.quiet.enabled {
+        return (false, "Quiet hours are off.".into());
+    }
+    if schedule.windows.is_empty() {
+        return (false, "Quiet hours are on, but no window is set: add one below.".into());
+    }
+    let through = if s.quiet.needs_you_breaks_through { " “Needs you” still shows." } else { "" };
+    match schedule.quiet_period(now, tz) {
+        Some((_, end)) => (true, format!("Quiet now, {}.{through}", words::until(end.as_millisecond(), ms, tz))),
+        None => match schedule.next_period(now, tz) {
+            Some((start, _)) => (false, format!("Not quiet now. Quiet hours start {}.", words::from(start.as_millisecond(), ms, tz))),
+            None => (false, "Not quiet now.".into()),
+        },
+    }
+}
+
+pub fn pause_line(pause: Option<Pause>, now: Timestamp, tz: &TimeZone) -> PauseView {
+    match pause {
+        None => PauseView { paused: false, line: "Not paused.".into() },
+        Some(Pause::UntilResumed) => PauseView { paused: true, line: "Paused until you resume.".into() },
+        Some(Pause::Until(t)) if t <= now => PauseView { paused: false, line: "Not paused.".into() },
+        Some(Pause::Until(t)) => {
+            PauseView { paused: true, line: format!("Paused {}.", words::until(t.as_millisecond(), now.as_millisecond(), tz)) }
+        }
+    }
+}
+
+/// Where the sign-in is kept, in a sentence; the detail is the "Why?".
+pub fn kept_in(store: &SecretStore) -> KeptIn {
+    match store {
+        SecretStore::Keyring => KeptIn { sentence: "Your sign-in is kept in the system keyring.".into(), why: None },
+        SecretStore::File { path, why } => KeptIn {
+            sentence: "Your sign-in is kept in a private file, because the system keyring could not be reached.".into(),
+            why: Some(format!("The keyring said: {why}. The file is {}, readable by you alone.", path.display())),
+        },
+    }
+}
+
+/// The settings window's content. `tz` is the zone quiet hours are read in; `system_zone` the
+/// system's name for its own.
+pub fn settings_view(s: &DeliverySettings, pause: Option<Pause>, now: Timestamp, tz: &TimeZone, system_zone: &str) -> SettingsView {
+    let switch = |key: &'static str, label: &'static str, on: bool| Switch { key, label, on };
+    let source = |label, (banner, sound): (&'static str, &'static str), set: crate::policy::settings::SourceSettings| SourceRow {
+        label,
+        banner: switch(banner, "Banners", set.banner),
+        sound: switch(sound, "Sounds", set.sound),
+    };
+    let (quiet_now, now_line) = quiet_line(s, now, tz);
+    SettingsView {
+        master: vec![
+            switch("delivery.banners", "Show banners", s.banners),
+            switch("delivery.sounds", "Play sounds", s.sounds),
+            switch("delivery.attention", "Mark “needs you” banners as urgent", s.attention),
+        ],
+        sources: vec![
+            source("Cloud Runs", ("delivery.runs.banner", "delivery.runs.sound"), s.runs),
+            source("Hand-offs", ("delivery.handoffs.banner", "delivery.handoffs.sound"), s.handoffs),
+            source("Terminals", ("delivery.local.banner", "delivery.local.sound"), s.local),
+        ],
+        sound_cooldown: Number {
+            key: "delivery.sound_cooldown",
+            value: secs(s.sound_cooldown),
+            label: "Seconds between two sounds of one source",
+            min: 0,
+            max: 86_400,
+        },
+        coalesce_count: Number {
+            key: "delivery.coalesce_count",
+            value: s.coalesce_count.to_string(),
+            label: "How many notices make a burst",
+            min: 1,
+            max: 1000,
+        },
+        coalesce_window: Number {
+            key: "delivery.coalesce_window",
+            value: secs(s.coalesce_window),
+            label: "Seconds a burst is counted over",
+            min: 0,
+            max: 86_400,
+        },
+        history_days: Number {
+            key: "delivery.history_days",
+            value: s.history_days.to_string(),
+            label: "Days the history keeps a notice",
+            min: 1,
+            max: 3650,
+        },
+        quiet: QuietView {
+            enabled: switch("delivery.quiet_hours.enabled", "Quiet hours", s.quiet.enabled),
+            windows: s
+                .quiet
+                .schedule
+                .windows
+                .iter()
+                .map(|w| QuietWindow { days: w.days(), from: w.start_text(), to: w.end_text() })
+                .collect(),
+            breaks_through: switch(
+                "delivery.quiet_hours.needs_you_breaks_through",
+                "“Needs you” breaks through",
+                s.quiet.needs_you_breaks_through,
+            ),
+            time_zone: s.quiet.time_zone.clone().unwrap_or_default(),
+            system_zone: system_zone.to_string(),
+            now: now_line,
+            quiet_now,
+        },
+        pause: pause_line(pause, now, tz),
+        days: DAYS,
+    }
+}
+
+/// The zones a person may pick for quiet hours: the IANA names of places (and UTC), sorted.
+pub fn time_zones() -> Vec<String> {
+    const AREAS: [&str; 9] = ["Africa/", "America/", "Antarctica/", "Asia/", "Atlantic/", "Australia/", "Europe/", "Indian/", "Pacific/"];
+    let mut zones: Vec<String> = jiff::tz::db()
+        .available()
+        .map(|n| n.as_str().to_string())
+        .filter(|n| n == "UTC" || AREAS.iter().any(|a| n.starts_with(a)))
+        .collect();
+    zones.sort();
+    zones.dedup();
+    zones
+}
+
+/// The quiet-hours windows the editor drew, as `config set delivery.quiet_hours.windows` takes
+/// them; a bad one is named by its place in the list.
+pub fn windows_value(windows: &[QuietWindowDraft]) -> Result<String, String> {
+    let mut texts = Vec::new();
+    for (i, w) in windows.iter().enumerate() {
+        let window = crate::policy::schedule::Window::from_parts(w.days, &w.from, &w.to).map_err(|e| format!("Window {}: {e}", i + 1))?;
+        texts.push(window.to_string());
+    }
+    Ok(texts.join("; "))
+}
+
+/// A window as the editor sends it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
+pub struct QuietWindowDraft {
+    pub days: [bool; 7],
+    pub from: String,
+    pub to: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::schedule::Window;
+
+    fn berlin() -> TimeZone {
+        TimeZone::get("Europe/Berlin").unwrap()
+    }
+
+    fn at(text: &str) -> Timestamp {
+        let dt: jiff::civil::DateTime = text.parse().unwrap();
+        berlin().to_ambiguous_zoned(dt).compatible().unwrap().timestamp()
+    }
+
+    fn quiet(windows: &[&str], breaks: bool) -> DeliverySettings {
+        let mut s = DeliverySettings::default();
+        s.quiet.enabled = true;
+        s.quiet.needs_you_breaks_through = breaks;
+        s.quiet.schedule.windows = windows.iter().map(|w| Window::parse(w).unwrap()).collect();
+        s
+    }
+
+    #[test]
+    fn the_live_line_says_whether_quiet_hours_are_on_now_and_until_when() {
+        let tz = berlin();
+        let s = quiet(&["mon-fri 22:00-07:00"], true);
+        // Tuesday 2026-12-01.
+        assert_eq!(quiet_line(&s, at("2026-12-01T22:54"), &tz), (true, "Quiet now, until 07:00 tomorrow. “Needs you” still shows.".into()));
+        assert_eq!(quiet_line(&s, at("2026-12-01T12:00"), &tz), (false, "Not quiet now. Quiet hours start at 22:00.".into()));
+        assert_eq!(
+            quiet_line(&quiet(&["sat,sun 23:00-09:00"], false), at("2026-12-01T12:00"), &tz),
+            (false, "Not quiet now. Quiet hours start on Sat 5 Dec at 23:00.".into())
+        );
+        assert_eq!(
+            quiet_line(&quiet(&[], false), at("2026-12-01T12:00"), &tz).1,
+            "Quiet hours are on, but no window is set: add one below."
+        );
+        assert_eq!(quiet_line(&DeliverySettings::default(), at("2026-12-01T12:00"), &tz).1, "Quiet hours are off.");
+    }
+
+    #[test]
+    fn the_view_holds_every_setting_with_its_words() {
+        let tz = berlin();
+        let s = quiet(&["mon-fri 22:00-07:00"], false);
+        let v = settings_view(&s, Some(Pause::UntilResumed), at("2026-12-01T12:00"), &tz, "Europe/Berlin");
+        assert_eq!(v.sources.iter().map(|r| r.label).collect::<Vec<_>>(), ["Cloud Runs", "Hand-offs", "Terminals"]);
+        assert_eq!(v.sources[2].banner.key, "delivery.local.banner");
+        assert_eq!((v.sound_cooldown.value.as_str(), v.coalesce_count.value.as_str()), ("10", "4"));
+        assert_eq!(
+            v.quiet.windows,
+            [QuietWindow { days: [true, true, true, true, true, false, false], from: "22:00".into(), to: "07:00".into() }]
+        );
+        assert_eq!(v.quiet.time_zone, "", "the system's");
+        assert_eq!(v.pause, PauseView { paused: true, line: "Paused until you resume.".into() });
+        let until = pause_line(Some(Pause::Until(at("2026-12-02T08:00"))), at("2026-12-01T12:00"), &tz);
+        assert_eq!(until.line, "Paused until 08:00 tomorrow.");
+        assert!(!pause_line(Some(Pause::Until(at("2026-12-01T08:00"))), at("2026-12-01T12:00"), &tz).paused, "over");
+        // Every key the window shows is one `config set` knows.
+        for key in v.master.iter().map(|s| s.key).chain(v.sources.iter().flat_map(|r| [r.banner.key, r.sound.key])) {
+            assert!(crate::policy::settings::kind_of(key).is_some(), "{key}");
+        }
+    }
+
+    #[test]
+    fn drawn_windows_become_the_value_config_set_takes_and_a_bad_one_is_named() {
+        let draft = |days: [bool; 7], from: &str, to: &str| QuietWindowDraft { days, from: from.into(), to: to.into() };
+        let value =
+            windows_value(&[draft([true; 7], "22:00", "07:00"), draft([false, false, false, false, false, true, true], "13:00", "15:00")]);
+        assert_eq!(value.as_deref(), Ok("daily 22:00-07:00; sat,sun 13:00-15:00"));
+        assert!(crate::policy::settings::value_for("delivery.quiet_hours.windows", &value.unwrap()).is_ok());
+        assert_eq!(
+            windows_value(&[draft([true; 7], "22:00", "07:00"), draft([false; 7], "13:00", "15:00")]),
+            Err("Window 2: pick at least one day".into())
+        );
+        assert_eq!(windows_value(&[]), Ok(String::new()));
+    }
+
+    #[test]
+    fn the_zone_list_has_places_and_utc() {
+        let zones = time_zones();
+        assert!(zones.iter().any(|z| z == "Europe/Berlin") && zones.iter().any(|z| z == "UTC"), "{}", zones.len());
+        assert!(!zones.iter().any(|z| z.starts_with("Etc/") || z.starts_with("posix/")));
+    }
+
+    #[test]
+    fn the_sign_in_is_kept_in_one_plain_sentence_with_a_why() {
+        assert_eq!(kept_in(&SecretStore::Keyring).why, None);
+        let file = kept_in(&SecretStore::File {
+            path: "/home/ada/.local/share/cmux-tray/sign-in".into(),
+            why: "no Secret Service on the bus".into(),
+        });
+        assert!(file.sentence.contains("private file"));
+        assert!(file.why.unwrap().contains("no Secret Service on the bus"));
+    }
+}
