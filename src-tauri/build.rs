@@ -4,11 +4,16 @@
 fn main() {
     let manifest = tauri_build::AppManifest::new().commands(&[
         "view",
-        "history",
+        "history_view",
+        "notice",
         "card",
         "handoff_card",
-        "settings",
+        "settings_view",
+        "time_zones",
         "set_setting",
+        "set_quiet_windows",
+        "pause",
+        "resume",
         "mark_all_read",
         "open_notice",
         "viewing",

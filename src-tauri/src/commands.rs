@@ -1,10 +1,11 @@
 //! What the app's pages may ask of the engine. No network access from a page: everything goes
 //! through these.
 
-use cmux_tray_engine::Status;
 use cmux_tray_engine::outbox::Card;
-use cmux_tray_engine::policy::settings as delivery;
 use cmux_tray_engine::view::TrayView;
+use cmux_tray_engine::view::history::{HistoryFilter, HistoryView};
+use cmux_tray_engine::view::settings::{KeptIn, QuietWindowDraft, SettingsView};
+use cmux_tray_engine::view::signin::SignInView;
 use tauri::State;
 
 use crate::AppState;
@@ -18,9 +19,17 @@ pub fn view(state: State<'_, AppState>) -> Result<TrayView, String> {
     state.engine.tray_view().map_err(text)
 }
 
+/// The history's rows (kind, relative time, why no banner, what a click opens) and follows,
+/// narrowed by kind and a search.
 #[tauri::command]
-pub fn history(state: State<'_, AppState>) -> Result<Status, String> {
-    state.engine.status().map_err(text)
+pub fn history_view(state: State<'_, AppState>, filter: HistoryFilter) -> Result<HistoryView, String> {
+    state.engine.history_view(&filter).map_err(text)
+}
+
+/// A terminal's notice whose click could not reach its terminal, for its card.
+#[tauri::command]
+pub fn notice(state: State<'_, AppState>, key: String) -> Result<Option<cmux_tray_engine::outbox::StoredNotice>, String> {
+    state.engine.outbox().notice(&key).map_err(text)
 }
 
 #[tauri::command]
@@ -33,35 +42,60 @@ pub fn card(state: State<'_, AppState>, run_id: String) -> Result<Option<Card>, 
 #[serde(rename_all = "camelCase")]
 pub struct HandoffCard {
     follow: Option<cmux_tray_engine::outbox::FollowRow>,
-    turns: Vec<cmux_tray_engine::outbox::StoredNotice>,
+    turns: Vec<cmux_tray_engine::view::history::HistoryRow>,
 }
 
 #[tauri::command]
 pub fn handoff_card(state: State<'_, AppState>, handoff_id: String) -> Result<HandoffCard, String> {
     let outbox = state.engine.outbox();
     let follow = outbox.follow(cmux_tray_engine::outbox::FollowKind::Handoff, &handoff_id).map_err(text)?;
-    let turns = outbox.notices_for_item(&cmux_tray_engine::notice::handoff_item(&handoff_id), 200).map_err(text)?;
+    let turns = state.engine.item_rows(&cmux_tray_engine::notice::handoff_item(&handoff_id)).map_err(text)?;
     Ok(HandoffCard { follow, turns })
 }
 
-/// Every delivery setting, its value in force and whether it is a switch (a checkbox), in the
-/// order `config get` lists them.
+/// Every delivery setting in words, the quiet-hours windows, whether they are on now, the pause.
 #[tauri::command]
-pub fn settings(state: State<'_, AppState>) -> Vec<(String, String, bool)> {
-    let s = state.engine.delivery_settings();
-    delivery::KEYS
-        .iter()
-        .filter_map(|(k, kind)| delivery::get(&s, k).map(|v| (k.to_string(), v, matches!(kind, delivery::Kind::Bool))))
-        .collect()
+pub fn settings_view(state: State<'_, AppState>) -> SettingsView {
+    state.engine.settings_view()
 }
 
-/// Saves one setting to the config file (checked first; the file is never left unreadable) and
-/// applies it at once.
+/// The zones quiet hours may be read in.
+#[tauri::command]
+pub fn time_zones() -> Vec<String> {
+    cmux_tray_engine::view::settings::time_zones()
+}
+
+/// Saves one setting to the config file, checked as `config set` checks it (the file is never
+/// left unreadable), and applies it at once.
 #[tauri::command]
 pub fn set_setting(state: State<'_, AppState>, key: String, value: String) -> Result<(), String> {
     cmux_tray_engine::config::set_in_file(&state.paths.config_file, &key, &value)?;
     state.engine.reload_delivery_settings();
     Ok(())
+}
+
+/// Saves the quiet-hours windows as the editor drew them.
+#[tauri::command]
+pub fn set_quiet_windows(state: State<'_, AppState>, windows: Vec<QuietWindowDraft>) -> Result<(), String> {
+    let value = cmux_tray_engine::view::settings::windows_value(&windows)?;
+    set_setting(state, "delivery.quiet_hours.windows".into(), value)
+}
+
+/// Pauses banners: `hour`, `tomorrow` (8:00 tomorrow) or `resumed` (until resumed).
+#[tauri::command]
+pub fn pause(state: State<'_, AppState>, how: String) -> Result<(), String> {
+    let until = match how.as_str() {
+        "hour" => Some(jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)),
+        "tomorrow" => Some(cmux_tray_engine::policy::tomorrow_morning(&jiff::Zoned::now()).ok_or("tomorrow morning is out of range")?),
+        "resumed" => None,
+        other => return Err(format!("no pause {other:?} (hour, tomorrow or resumed)")),
+    };
+    state.engine.pause(until).map_err(text)
+}
+
+#[tauri::command]
+pub fn resume(state: State<'_, AppState>) -> Result<(), String> {
+    state.engine.resume().map_err(text)
 }
 
 /// The history window shows this item's card to the person (focused), or nothing: the engine
@@ -83,14 +117,30 @@ pub async fn mark_all_read(state: State<'_, AppState>) -> Result<usize, String> 
     state.engine.mark_all_read().await.map_err(text)
 }
 
-#[tauri::command]
-pub async fn sign_in_start(state: State<'_, AppState>) -> Result<cmux_tray_engine::cloud::auth::DeviceStart, String> {
-    state.engine.device_start().await.map_err(text)
+/// A device sign-in's code and page, with the waiting state in words.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInStart {
+    user_code: String,
+    verification_url: String,
+    waiting: SignInView,
 }
 
 #[tauri::command]
-pub async fn sign_in_wait(state: State<'_, AppState>) -> Result<String, String> {
-    state.engine.device_finish(None).await.map(|me| me.email).map_err(text)
+pub async fn sign_in_start(state: State<'_, AppState>) -> Result<SignInStart, String> {
+    let start = state.engine.device_start().await.map_err(text)?;
+    Ok(SignInStart {
+        waiting: cmux_tray_engine::view::signin::waiting(start.expires_in_seconds),
+        user_code: start.user_code,
+        verification_url: start.verification_url,
+    })
+}
+
+/// How the device sign-in ended: done, expired or refused, in words.
+#[tauri::command]
+pub async fn sign_in_wait(state: State<'_, AppState>) -> Result<SignInView, String> {
+    let result = state.engine.device_finish(None).await;
+    Ok(cmux_tray_engine::view::signin::ended(result.as_ref().map(|me| me.email.clone())))
 }
 
 /// Opens the sign-in page in the browser (the page itself has no network access).
@@ -170,7 +220,7 @@ pub struct Account {
     problem: Option<String>,
     team: Option<String>,
     teams: Vec<cmux_tray_engine::cloud::Team>,
-    kept_in: Option<String>,
+    kept_in: Option<KeptIn>,
     /// Why the teams could not be listed.
     teams_error: Option<String>,
 }
@@ -191,7 +241,7 @@ pub async fn account(state: State<'_, AppState>) -> Result<Account, String> {
         problem: row.as_ref().and_then(|a| a.problem.clone()),
         team: row.and_then(|a| a.team),
         teams,
-        kept_in: status.sign_in_kept_in,
+        kept_in: state.engine.sign_in_kept_in(),
         teams_error,
     })
 }
@@ -210,11 +260,11 @@ pub async fn sign_out(state: State<'_, AppState>) -> Result<(), String> {
 /// The second way in: an access token pasted by hand (a service that issues API tokens). Kept
 /// in memory only, like `CMUX_TRAY_TOKEN`: it has no refresh token to keep.
 #[tauri::command]
-pub async fn sign_in_with_token(state: State<'_, AppState>, token: String) -> Result<String, String> {
+pub async fn sign_in_with_token(state: State<'_, AppState>, token: String) -> Result<SignInView, String> {
     let token = token.trim();
     if token.is_empty() {
         return Err("paste a token first".into());
     }
-    let me = state.engine.sign_in_with_token(token.to_string().into(), None).await.map_err(text)?;
-    Ok(me.email)
+    let result = state.engine.sign_in_with_token(token.to_string().into(), None).await;
+    Ok(cmux_tray_engine::view::signin::ended(result.as_ref().map(|me| me.email.clone())))
 }

@@ -148,11 +148,16 @@ fn main() {
         .plugin(tauri_plugin_autostart::Builder::new().app_name("cmux-tray").arg("--hidden").build())
         .invoke_handler(tauri::generate_handler![
             commands::view,
-            commands::history,
+            commands::history_view,
+            commands::notice,
             commands::card,
             commands::handoff_card,
-            commands::settings,
+            commands::settings_view,
+            commands::time_zones,
             commands::set_setting,
+            commands::set_quiet_windows,
+            commands::pause,
+            commands::resume,
             commands::mark_all_read,
             commands::open_notice,
             commands::viewing,

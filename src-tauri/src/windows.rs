@@ -23,6 +23,16 @@ impl Page {
         }
     }
 
+    /// Sized to their content at the default font: the settings' groups in one column, the
+    /// history's rows readable at a glance, the sign-in's code without scrolling.
+    fn size(self) -> (f64, f64) {
+        match self {
+            Page::History => (640.0, 720.0),
+            Page::Settings => (620.0, 820.0),
+            Page::SignIn => (520.0, 440.0),
+        }
+    }
+
     fn title(self) -> &'static str {
         match self {
             Page::History => "cmux-tray — History",
@@ -81,7 +91,8 @@ pub fn open(app: &AppHandle, page: Page, query: Option<&str>) {
     }
     let built = WebviewWindowBuilder::new(app, page.label(), WebviewUrl::App(file.into()))
         .title(page.title())
-        .inner_size(560.0, if page == Page::Settings { 680.0 } else { 520.0 })
+        .inner_size(page.size().0, page.size().1)
+        .min_inner_size(420.0, 360.0)
         .build();
     match built {
         // A closed history shows nothing any more (its page cannot always say so itself).

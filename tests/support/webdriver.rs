@@ -52,10 +52,17 @@ impl WebDriver {
         let url = format!("http://127.0.0.1:{}{path}", self.port);
         let mut cmd = Command::new("curl");
         cmd.args(["-s", "-m", "60", "-X", method, "-H", "Content-Type: application/json", &url]);
-        if let Some(body) = body {
-            cmd.args(["-d", &body.to_string()]);
+        // The body goes through stdin: a script (axe-core is 600 KB) is longer than an argument may be.
+        if body.is_some() {
+            cmd.args(["--data-binary", "@-"]).stdin(Stdio::piped());
         }
-        let out = cmd.output().expect("curl runs (package curl)");
+        cmd.stdout(Stdio::piped());
+        let mut child = cmd.spawn().expect("curl runs (package curl)");
+        if let Some(body) = body {
+            use std::io::Write;
+            let _ = child.stdin.take().expect("piped").write_all(body.to_string().as_bytes());
+        }
+        let out = child.wait_with_output().expect("curl answers");
         serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
     }
 
@@ -124,6 +131,39 @@ impl WebDriver {
     pub fn run_async(&self, script: &str) -> Value {
         let body = json!({"script": format!("const done = arguments[arguments.length - 1];\n{script}"), "args": []});
         self.call("POST", &self.session_path("/execute/async"), Some(body))["value"].clone()
+    }
+
+    /// Runs `script` in the page and returns what it returns (`arguments` are `args`).
+    pub fn run(&self, script: &str, args: Value) -> Value {
+        self.call("POST", &self.session_path("/execute/sync"), Some(json!({"script": script, "args": args})))["value"].clone()
+    }
+
+    /// Types `text` into an element without clearing it first (WebDriver key codes allowed, e.g.
+    /// `\u{E004}` for Tab).
+    pub fn keys(&self, element: &str, text: &str) {
+        self.call("POST", &self.session_path(&format!("/element/{element}/value")), Some(json!({"text": text})));
+    }
+
+    /// Takes the driver to the window titled `title`, waiting for it to exist.
+    pub fn switch_to(&self, title: &str) {
+        wait_until(&format!("the window {title:?}"), Duration::from_secs(30), || {
+            self.handles().into_iter().any(|h| {
+                self.call("POST", &self.session_path("/window"), Some(json!({"handle": h})));
+                self.call("GET", &self.session_path("/title"), None)["value"] == title
+            })
+        });
+    }
+
+    /// The current window's page as a PNG, written to `test-artifacts/<name>.png` for people to
+    /// look at (not an assertion).
+    pub fn screenshot(&self, name: &str) {
+        use base64::Engine as _;
+        let shot = self.call("GET", &self.session_path("/screenshot"), None);
+        let Some(data) = shot["value"].as_str() else { return };
+        let Ok(png) = base64::engine::general_purpose::STANDARD.decode(data) else { return };
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../test-artifacts");
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join(format!("{name}.png")), png);
     }
 
     pub fn handles(&self) -> Vec<String> {

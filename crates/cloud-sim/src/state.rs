@@ -411,6 +411,18 @@ impl Sim {
         }
     }
 
+    /// Ends a pending device code's time (what waiting past `expiresInSeconds` does).
+    pub fn expire_device(&self, user_code: &str) -> bool {
+        let mut st = self.state();
+        match st.devices.iter_mut().find(|d| d.user_code == user_code) {
+            Some(d) => {
+                d.expires = tokio::time::Instant::now();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The user code of the newest device sign-in, as the browser page would show it.
     pub fn last_user_code(&self) -> Option<String> {
         self.state().devices.last().map(|d| d.user_code.clone())

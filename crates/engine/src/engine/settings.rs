@@ -104,6 +104,7 @@ impl Engine {
                     tracing::info!("delivery settings applied from {}", file.display());
                     // A hold may have ended with them (quiet hours switched off …): look again.
                     self.inner.deliver.notify_one();
+                    self.changed();
                 }
                 st.settings = settings;
                 st.warnings = warnings;

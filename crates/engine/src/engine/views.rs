@@ -2,7 +2,7 @@
 //! (`crate::view` holds the pure parts and their words).
 
 use super::{Engine, EngineError};
-use crate::view::history::{HistoryFilter, HistoryView};
+use crate::view::history::{HistoryFilter, HistoryRow, HistoryView};
 use crate::view::settings::{KeptIn, SettingsView};
 
 /// How many notices the history window lists at most (the store keeps them `history_days`).
@@ -14,9 +14,15 @@ impl Engine {
         let outbox = &self.inner.outbox;
         let notices = outbox.recent_notices(HISTORY_ROWS)?;
         let follows = outbox.follows(200)?;
-        let tz = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
         let opens = |n: &crate::outbox::StoredNotice| self.opens(n);
-        Ok(crate::view::history::history_view(&notices, &follows, filter, &opens, self.inner.clock.now_ms(), &tz))
+        Ok(crate::view::history::history_view(&notices, &follows, filter, &opens, self.inner.clock.now_ms(), &local_zone()))
+    }
+
+    /// One item's notices (a hand-off's turns), newest last, as the history shows them.
+    pub fn item_rows(&self, item: &str) -> Result<Vec<HistoryRow>, EngineError> {
+        let notices = self.inner.outbox.notices_for_item(item, 200)?;
+        let (now, tz) = (self.inner.clock.now_ms(), local_zone());
+        Ok(notices.iter().map(|n| crate::view::history::row(n, self.opens(n), now, &tz)).collect())
     }
 
     /// The settings window's model: every delivery setting in words, the quiet-hours editor's
@@ -34,4 +40,9 @@ impl Engine {
     pub fn sign_in_kept_in(&self) -> Option<KeptIn> {
         self.secret_store().as_ref().map(crate::view::settings::kept_in)
     }
+}
+
+/// The zone times are said in: the system's, read each time (a change applies at once).
+fn local_zone() -> jiff::tz::TimeZone {
+    jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC)
 }

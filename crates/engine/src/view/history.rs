@@ -138,8 +138,10 @@ pub const LINE: usize = 140;
 
 /// Why a notice had no banner, in words; `None` when it had one (or is still to be decided).
 pub fn no_banner(n: &StoredNotice) -> Option<String> {
-    if n.state == "untold" {
-        return Some("Not shown yet: waiting for its banner".into());
+    match n.state.as_str() {
+        "untold" => return Some("Not shown yet: waiting for its banner".into()),
+        "silent" => return Some("No banner: it was already so when it was first seen".into()),
+        _ => {}
     }
     let reason = n.delivery.as_deref()?;
     Some(match Reason::parse(reason) {
@@ -158,6 +160,24 @@ pub fn no_banner(n: &StoredNotice) -> Option<String> {
     })
 }
 
+/// One notice as the history shows it; `opens` is what a click on it opens, in words.
+pub fn row(n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> HistoryRow {
+    let kind = Kind::of(n);
+    HistoryRow {
+        key: n.key.clone(),
+        kind,
+        kind_label: kind.label(),
+        title: n.title.clone(),
+        line: crate::notice::text::cut(n.body.lines().next().unwrap_or(""), LINE),
+        ago: words::ago(n.created_at, now_ms, tz),
+        exact: words::exact(n.created_at, tz),
+        unread: n.state == "told" && n.read_at.is_none(),
+        urgent: n.urgent,
+        no_banner: no_banner(n),
+        opens,
+    }
+}
+
 /// The history window's content. `opens` says in words what a click on a notice opens (the
 /// engine's click routing knows).
 pub fn history_view(
@@ -174,19 +194,7 @@ pub fn history_view(
         if !filter.keeps(kind, n) {
             continue;
         }
-        let row = HistoryRow {
-            key: n.key.clone(),
-            kind,
-            kind_label: kind.label(),
-            title: n.title.clone(),
-            line: crate::notice::text::cut(n.body.lines().next().unwrap_or(""), LINE),
-            ago: words::ago(n.created_at, now_ms, tz),
-            exact: words::exact(n.created_at, tz),
-            unread: n.state == "told" && n.read_at.is_none(),
-            urgent: n.urgent,
-            no_banner: no_banner(n),
-            opens: opens(n),
-        };
+        let row = row(n, opens(n), now_ms, tz);
         let label = words::day(n.created_at, now_ms, tz);
         match days.last_mut() {
             Some(d) if d.label == label => d.rows.push(row),
@@ -285,6 +293,8 @@ mod tests {
         assert_eq!(no_banner(&refused).unwrap(), "The desktop did not show its banner: org.freedesktop.DBus.Error.NoReply");
         let waiting = StoredNotice { state: "untold".into(), delivery: None, ..n("shown") };
         assert_eq!(no_banner(&waiting).unwrap(), "Not shown yet: waiting for its banner");
+        let known = StoredNotice { state: "silent".into(), delivery: None, ..n("shown") };
+        assert_eq!(no_banner(&known).unwrap(), "No banner: it was already so when it was first seen");
     }
 
     #[test]

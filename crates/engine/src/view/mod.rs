@@ -7,10 +7,12 @@
 //!   goes), grouped by day, filtered by kind and a search.
 //! - [`settings`]: the settings window's model (switches with labels, the quiet-hours editor's
 //!   windows and whether quiet hours are on now, the pause, the sign-in in a sentence).
+//! - [`signin`]: the sign-in window's states (waiting, expired, refused, done) in words.
 //! - [`words`]: times and durations as a person says them.
 
 pub mod history;
 pub mod settings;
+pub mod signin;
 pub mod tray;
 pub mod words;
 
