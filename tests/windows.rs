@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const TAB: &str = "\u{E004}";
+const ENTER: &str = "\u{E007}";
 
 /// A simulator with Ada's account on it, and a home pointed at it and at `desktop`'s bus.
 fn ada(desktop: DesktopSession) -> (DesktopSession, Cloud, cmux_cloud_sim::SimUser, Home) {
@@ -128,7 +129,9 @@ fn quiet_hours_drawn_in_the_editor_are_kept_and_hold_a_banner_and_switches_apply
 
 #[test]
 fn the_history_filter_and_search_narrow_the_rows_and_a_row_says_why_it_had_no_banner() {
-    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
+    let (mut desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
+    // A window manager gives the window the keyboard's focus, as a desktop does.
+    desktop.start_window_manager();
     let run = cloud.sim().create_run(&user.user_id, "Ship the release notes");
     let wd = app(&desktop, &home, Some(&user), "history", "Adwaita");
     text_until(&wd, "#follows", "the Run followed", |t| t.contains("Ship the release notes") && t.contains("Running for"));
@@ -157,11 +160,16 @@ fn the_history_filter_and_search_narrow_the_rows_and_a_row_says_why_it_had_no_ba
     assert_eq!(days, json!(["Today"]), "rows group by day");
     assert!(wd.text(&wd.find("#notices")).contains("just now"), "relative times");
 
-    // The kind filter: Terminals only.
-    wd.click(&wd.find(r#"#filters button[data-kind="terminal"]"#));
+    // The kind filter, by keyboard: from the search box, Shift+Tab twice to "Terminals", and
+    // Enter; the focus shows where the keyboard is.
+    let search = wd.find("#search");
+    wd.click(&search);
+    wd.press(&[(TAB, true), (TAB, true)]);
+    let focused = wd.run("const e = document.activeElement; return [e.dataset.kind ?? e.id, getComputedStyle(e).outlineStyle];", json!([]));
+    assert_eq!(focused, json!(["terminal", "solid"]), "the Terminals filter has the focus, with a visible ring");
+    wd.press(&[(ENTER, false)]);
     wait_until("terminals only", LIMIT, || titles(rows()).iter().all(|t| t.starts_with("terminal: ")) && titles(rows()).len() == 3);
     // And the search, on top: one row.
-    let search = wd.find("#search");
     wd.keys(&search, "release");
     wait_until("one terminal row matches", LIMIT, || titles(rows()) == ["terminal: Release build done"]);
     // Every kind, the same words: the Run's notice matches too.
@@ -205,6 +213,22 @@ fn the_sign_in_window_shows_the_code_and_says_waiting_expired_and_done() {
     wait_until("done", LIMIT, || state() == "state done");
     assert!(wd.text(&wd.find("#state")).contains("Signed in as ada@example.com."));
     wd.screenshot("signin-done");
+
+    // No keyring on this bus: the settings say where the sign-in went in a sentence, and why
+    // behind "Why?". Opened as a second launch does it (it reaches this instance).
+    let status = home
+        .program(&cmux_tray_e2e::bin("cmux-tray-app"), &["--open", "settings"])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the second launch hands over and exits");
+    wd.switch_to("cmux-tray — Settings");
+    let sentence = text_until(&wd, "#kept-in", "where the sign-in is kept", |t| !t.is_empty());
+    assert_eq!(sentence, "Your sign-in is kept in a private file, because the system keyring could not be reached.");
+    assert_eq!(wd.property(&wd.find("#why-detail"), "hidden"), true, "the detail is folded");
+    wd.click(&wd.find("#why"));
+    let why = text_until(&wd, "#why-detail", "the detail", |t| !t.is_empty());
+    assert!(why.starts_with("The keyring said: ") && why.contains("readable by you alone"), "{why}");
 }
 
 /// axe-core's serious and critical violations on the current page, one line each.

@@ -44,12 +44,13 @@ pub fn start(app: &AppHandle, engine: &Engine) {
     }
 }
 
-/// Another launch while this one runs: without a link, bring the app forward.
+/// Another launch while this one runs: without a link, bring the app forward, at the window it
+/// asked for (`--open settings`) or the history.
 pub fn second_launch(app: &AppHandle, argv: &[String]) {
     let has_link = argv.iter().skip(1).any(|a| a.starts_with("cmux-tray:"));
     tracing::info!(has_link, "a second launch was handed over");
     if !has_link {
-        windows::open(app, Page::History, None);
+        windows::open(app, windows::requested(argv).unwrap_or(Page::History), None);
     }
 }
 

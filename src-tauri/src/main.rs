@@ -81,12 +81,8 @@ fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, 
     }
     links::start(app.handle(), &engine);
     // `--open history|settings|signin`: a window at start (what a launcher or a test wants).
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(page) = args.iter().position(|a| a == "--open").and_then(|i| args.get(i + 1)) {
-        match windows::Page::parse(page) {
-            Some(p) => windows::open(app.handle(), p, None),
-            None => tracing::warn!("--open {page}: expected history, settings or signin"),
-        }
+    if let Some(page) = windows::requested(&std::env::args().collect::<Vec<_>>()) {
+        windows::open(app.handle(), page, None);
     }
     // Windows redraw when the engine says something changed; a click on a banner that
     // only the app can answer (a Run's card, the history) opens its window.

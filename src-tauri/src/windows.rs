@@ -42,6 +42,17 @@ impl Page {
     }
 }
 
+/// The window a launch asks for with `--open history|settings|signin` (a launcher, a test, a
+/// second launch handed over).
+pub fn requested(argv: &[String]) -> Option<Page> {
+    let page = argv.iter().position(|a| a == "--open").and_then(|i| argv.get(i + 1))?;
+    let parsed = Page::parse(page);
+    if parsed.is_none() {
+        tracing::warn!("--open {page}: expected history, settings or signin");
+    }
+    parsed
+}
+
 /// Shows what an item is (`run:<id>`, `handoff:<id>`): its card in the history window, else
 /// the history.
 pub fn open_item(app: &AppHandle, item: &str) {

@@ -144,6 +144,26 @@ impl WebDriver {
         self.call("POST", &self.session_path(&format!("/element/{element}/value")), Some(json!({"text": text})));
     }
 
+    /// Keys pressed on whatever has the focus, as a keyboard does: each `(key, shift)` is pressed
+    /// and released, with Shift held around it when asked (WebDriver key codes: `\u{E004}` Tab,
+    /// `\u{E007}` Enter).
+    pub fn press(&self, keys: &[(&str, bool)]) {
+        const SHIFT: &str = "\u{E008}";
+        let mut actions = Vec::new();
+        for (key, shift) in keys {
+            if *shift {
+                actions.push(json!({"type": "keyDown", "value": SHIFT}));
+            }
+            actions.push(json!({"type": "keyDown", "value": key}));
+            actions.push(json!({"type": "keyUp", "value": key}));
+            if *shift {
+                actions.push(json!({"type": "keyUp", "value": SHIFT}));
+            }
+        }
+        let body = json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]});
+        self.call("POST", &self.session_path("/actions"), Some(body));
+    }
+
     /// Takes the driver to the window titled `title`, waiting for it to exist.
     pub fn switch_to(&self, title: &str) {
         wait_until(&format!("the window {title:?}"), Duration::from_secs(30), || {

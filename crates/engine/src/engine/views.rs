@@ -35,9 +35,15 @@ impl Engine {
         crate::view::settings::settings_view(&settings, self.paused(), now, &tz, &system)
     }
 
-    /// Where the sign-in is kept, in a sentence with its "Why?" (`None` before the store is
-    /// known).
+    /// Where the signed-in account's sign-in is kept, in a sentence with its "Why?": the secret
+    /// store when a refresh token is kept, else memory (a token given directly). `None` when
+    /// signed out or before the store is known.
     pub fn sign_in_kept_in(&self) -> Option<KeptIn> {
+        let session = self.session()?;
+        let kept = self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|r| r.account == session.account);
+        if !kept {
+            return Some(crate::view::settings::kept_in_memory());
+        }
         self.secret_store().as_ref().map(crate::view::settings::kept_in)
     }
 }

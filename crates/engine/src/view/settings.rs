@@ -156,6 +156,11 @@ pub fn kept_in(store: &SecretStore) -> KeptIn {
     }
 }
 
+/// A sign-in with an access token alone (`CMUX_TRAY_TOKEN`, a pasted token): nothing is kept.
+pub fn kept_in_memory() -> KeptIn {
+    KeptIn { sentence: "Signed in with a token, kept in memory until cmux-tray quits: nothing is saved.".into(), why: None }
+}
+
 /// The settings window's content. `tz` is the zone quiet hours are read in; `system_zone` the
 /// system's name for its own.
 pub fn settings_view(s: &DeliverySettings, pause: Option<Pause>, now: Timestamp, tz: &TimeZone, system_zone: &str) -> SettingsView {
