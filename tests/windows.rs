@@ -110,6 +110,14 @@ fn quiet_hours_drawn_in_the_editor_are_kept_and_hold_a_banner_and_switches_apply
     assert_eq!(config_get(&home, "delivery.quiet_hours.windows"), drawn);
     wd.screenshot("settings-quiet-hours-drawn");
 
+    // Pause for an hour: said in the window, and the engine holds it.
+    wd.click(&wd.find("#pause-hour"));
+    text_until(&wd, "#pause-line", "paused", |t| t.starts_with("Paused until "));
+    assert!(home.status()["paused"].is_string(), "{}", home.status()["paused"]);
+    assert_eq!(wd.property(&wd.find("#resume"), "hidden"), false);
+    wd.click(&wd.find("#resume"));
+    text_until(&wd, "#pause-line", "resumed", |t| t == "Not paused.");
+
     // It takes effect: a terminal's notice now is held, with no banner.
     let out = home.command(&["notify", "--title", "Build finished", "--body", "in 4 min"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -275,6 +283,12 @@ fn the_three_windows_pass_an_axe_audit_in_light_and_dark() {
             wd.switch_to(title);
             wd.find(ready);
             found.extend(axe_violations(&wd).into_iter().map(|v| format!("{page} ({scheme}): {v}")));
+            let size = wd.run(
+                "return [innerWidth, innerHeight, document.documentElement.scrollWidth, document.documentElement.scrollHeight];",
+                json!([]),
+            );
+            eprintln!("{page} ({scheme}): window {} x {}, page {} x {}", size[0], size[1], size[2], size[3]);
+            assert!(size[2].as_i64() <= size[0].as_i64(), "{page}: nothing wider than its window ({size})");
             wd.screenshot(&format!("{page}-{scheme}"));
         }
     }

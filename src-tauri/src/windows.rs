@@ -23,12 +23,13 @@ impl Page {
         }
     }
 
-    /// Sized to their content at the default font: the settings' groups in one column, the
-    /// history's rows readable at a glance, the sign-in's code without scrolling.
+    /// Sized to their content at the default font, within a 1366 x 768 screen: the settings'
+    /// groups in two columns (one when made narrow), the history's rows readable at a glance,
+    /// the sign-in's code and state without scrolling.
     fn size(self) -> (f64, f64) {
         match self {
-            Page::History => (640.0, 720.0),
-            Page::Settings => (620.0, 820.0),
+            Page::History => (640.0, 680.0),
+            Page::Settings => (940.0, 700.0),
             Page::SignIn => (520.0, 440.0),
         }
     }

@@ -178,6 +178,8 @@ impl WebDriver {
     /// look at (not an assertion).
     pub fn screenshot(&self, name: &str) {
         use base64::Engine as _;
+        // What was drawn last: two frames let the page paint what its script just built.
+        self.run_async("requestAnimationFrame(() => requestAnimationFrame(() => done(1)));");
         let shot = self.call("GET", &self.session_path("/screenshot"), None);
         let Some(data) = shot["value"].as_str() else { return };
         let Ok(png) = base64::engine::general_purpose::STANDARD.decode(data) else { return };
