@@ -54,26 +54,40 @@ pub fn span(ms: i64) -> String {
     }
 }
 
-/// When something ends, from now: "until 07:00", "until 07:00 tomorrow", "until Tue 3 Dec, 08:00".
+/// When something ends, from now: "until 07:00", "until 07:00 tomorrow", "until Sat 5 Dec, 08:00".
 pub fn until(end_ms: i64, now_ms: i64, tz: &TimeZone) -> String {
-    let (end, now) = (zoned(end_ms, tz), zoned(now_ms, tz));
-    let time = end.strftime("%H:%M");
-    match (end.date() - now.date()).get_days() {
-        0 => format!("until {time}"),
-        1 => format!("until {time} tomorrow"),
-        _ => format!("until {}", end.strftime("%a %-d %b, %H:%M")),
-    }
+    by_day(end_ms, now_ms, tz, |time, day| match day {
+        Day::Today => format!("until {time}"),
+        Day::Tomorrow => format!("until {time} tomorrow"),
+        Day::Later(date) => format!("until {date}, {time}"),
+    })
 }
 
 /// When something starts, from now: "at 22:00", "at 22:00 tomorrow", "on Sat 5 Dec at 23:00".
 pub fn from(start_ms: i64, now_ms: i64, tz: &TimeZone) -> String {
-    let (start, now) = (zoned(start_ms, tz), zoned(now_ms, tz));
-    let time = start.strftime("%H:%M");
-    match (start.date() - now.date()).get_days() {
-        0 => format!("at {time}"),
-        1 => format!("at {time} tomorrow"),
-        _ => format!("on {} at {time}", start.strftime("%a %-d %b")),
-    }
+    by_day(start_ms, now_ms, tz, |time, day| match day {
+        Day::Today => format!("at {time}"),
+        Day::Tomorrow => format!("at {time} tomorrow"),
+        Day::Later(date) => format!("on {date} at {time}"),
+    })
+}
+
+enum Day {
+    Today,
+    Tomorrow,
+    /// "Sat 5 Dec".
+    Later(String),
+}
+
+/// A moment's time of day, and its day as seen from now.
+fn by_day(at_ms: i64, now_ms: i64, tz: &TimeZone, say: impl Fn(String, Day) -> String) -> String {
+    let (at, now) = (zoned(at_ms, tz), zoned(now_ms, tz));
+    let day = match (at.date() - now.date()).get_days() {
+        0 => Day::Today,
+        1 => Day::Tomorrow,
+        _ => Day::Later(at.strftime("%a %-d %b").to_string()),
+    };
+    say(at.strftime("%H:%M").to_string(), day)
 }
 
 #[cfg(test)]
