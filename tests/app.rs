@@ -690,3 +690,32 @@ fn the_app_says_why_it_cannot_start_in_the_terminal_and_a_dialog_and_exits_non_z
     };
     assert_eq!(status.code(), Some(1));
 }
+
+#[test]
+fn the_idle_tray_maps_no_opengl_and_the_programs_it_starts_do_not_inherit_that_switch() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let dumped = home.register_cmux_env_recorder();
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let _item = tray_item(&desktop);
+    let pid = app_pid(&home);
+    // GTK opens the display without probing OpenGL: no Mesa driver (and its LLVM) in the tray.
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let gl: Vec<&str> = maps.lines().filter(|l| l.contains("_dri.so") || l.contains("libLLVM") || l.contains("libGLX_mesa")).collect();
+    assert!(gl.is_empty(), "OpenGL mapped in the idle tray: {gl:?}");
+    // The switch (GDK_GL=disable, set by the app for itself) is the app's own: a program it
+    // starts on the person's behalf does not get it.
+    let out = home
+        .command(&["notify", "--title", "Opened"])
+        .env("CMUX_WORKSPACE_ID", "D9C269B8-1A2B-4C3D-8E9F-0123456789AB")
+        .env("CMUX_SURFACE_ID", "B9DD280A-0000-0000-0000-000000000001")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    wait_until("the banner", LIMIT, || desktop.notifications().iter().any(|n| n["summary"] == "Opened"));
+    let id = desktop.notifications().iter().find(|n| n["summary"] == "Opened").unwrap()["id"].as_u64().unwrap();
+    desktop.click(id);
+    wait_until("the opener ran", LIMIT, || std::fs::read(&dumped).is_ok_and(|e| !e.is_empty()));
+    let env = String::from_utf8_lossy(&std::fs::read(&dumped).unwrap()).into_owned();
+    assert!(env.split('\0').any(|v| v.starts_with("DISPLAY=")), "the opener's environment was read");
+    assert!(!env.contains("GDK_GL"), "GDK_GL reached the opener: {env:?}");
+}

@@ -255,11 +255,11 @@ fn axe_violations(wd: &WebDriver) -> Vec<String> {
 
 #[test]
 fn the_three_windows_pass_an_axe_audit_in_light_and_dark() {
-    let (desktop, cloud, user, _) = ada(DesktopSession::start_with_display());
     let mut found = Vec::new();
     for (theme, scheme) in [("Adwaita", "light"), ("Adwaita:dark", "dark")] {
-        // A home of its own per app; rows in its history, and a Run still followed.
-        let home = Home::new(&cloud.origin(), &desktop.address);
+        // A desktop of its own per app (one app per session bus); rows in its history, and a
+        // Run still followed.
+        let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
         let done = cloud.sim().create_run(&user.user_id, "Ship the release notes");
         cloud.sim().create_run(&user.user_id, "Refactor the parser");
         let wd = app(&desktop, &home, Some(&user), "settings", theme);

@@ -131,10 +131,19 @@ fn cannot_start(why: &str) -> ! {
     std::process::exit(1)
 }
 
+/// Set for the app alone (unless the person set it), never for what it starts. On X11, GTK 3
+/// probes OpenGL as it opens the display, which maps Mesa and its LLVM into the idle tray:
+/// about 50 MiB of the tray's resident memory for nothing (README, "Benchmarks", row 3). The
+/// windows draw without GDK's GL (WebKit falls back to its non-GL path in this process).
+#[cfg(target_os = "linux")]
+const OWN_ENVIRONMENT: &[(&str, &str)] = &[("GDK_GL", "disable")];
+#[cfg(not(target_os = "linux"))]
+const OWN_ENVIRONMENT: &[(&str, &str)] = &[];
+
 fn main() {
     // Before any thread: private files from here on, and no secret in a child's environment
     // (the web processes, the opener). The settings read the secrets from what it returns.
-    let environment = cmux_tray_engine::private::start();
+    let environment = cmux_tray_engine::private::start_with(OWN_ENVIRONMENT);
     let _log = start_logging();
     let app = tauri::Builder::default()
         // First: a second launch hands its link to this one and exits before it starts anything.

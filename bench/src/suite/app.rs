@@ -53,34 +53,35 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         Ok(())
     };
 
-    let mut last = None;
     if startup {
+        let repeats = if quick { 3 } else { 7 };
         // Cold: nothing of the app in the page cache (needs root; said so when not).
-        let cold = std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
-        let (child, ms) = start_app(0)?;
-        stop(child)?;
-        if cold {
+        let mut cold = Vec::new();
+        for n in 0..repeats.min(3) {
+            if std::fs::write("/proc/sys/vm/drop_caches", "3").is_err() {
+                break;
+            }
+            let (child, ms) = start_app(100 + n)?;
+            stop(child)?;
+            cold.push(ms);
+        }
+        if cold.is_empty() {
+            notes.push("row 5: cold start-up not measured (the page cache can be dropped only by root)".into());
+        } else {
             figures.push(Figure::of(
                 5,
                 "start-up, cold (exec → tray item registered)",
                 "ms",
-                &[ms],
+                &cold,
                 None,
-                "page cache dropped first; one run",
+                "page cache dropped before each run",
             ));
-        } else {
-            notes.push("row 5: cold start-up not measured (the page cache can be dropped only by root)".into());
         }
-        let repeats = if quick { 3 } else { 7 };
         let mut warm = Vec::new();
         for n in 1..=repeats {
             let (child, ms) = start_app(n)?;
             warm.push(ms);
-            if n == repeats && idle {
-                last = Some(child);
-            } else {
-                stop(child)?;
-            }
+            stop(child)?;
         }
         figures.push(Figure::of(
             5,
@@ -92,70 +93,93 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         ));
     }
     if !idle {
-        if let Some(c) = last {
-            stop(c)?;
-        }
         return Ok(());
     }
-    let child = match last {
-        Some(c) => c,
-        None => start_app(99)?.0,
-    };
-    let pid = child.id();
+    // Each round a fresh app: idle, then the history opened and closed.
+    let rounds = if quick { 1 } else { 3 };
     let settle = Duration::from_secs(if quick { 15 } else { 60 });
-    std::thread::sleep(settle);
-    let (rss, pss, children) = family(pid);
-    let method = format!("release app, tray only, {}s after start, 100 follows; /proc/PID/smaps_rollup", settle.as_secs());
-    figures.push(Figure::of(3, "idle app RSS, tray only", "MiB", &[rss], Goal::at_most(40.0, 400.0), &method));
-    figures.push(Figure::of(3, "idle app PSS, tray only", "MiB", &[pss], None, &method));
-    notes.push(format!("row 3: children while idle: {children:?}"));
-    // Wake-ups, beside the answers the long-polls themselves bring.
     let window = Duration::from_secs(if quick { 10 } else { 30 });
-    let requests0 = cloud.sim().requests().len();
-    let switches0 = procfs::context_switches(pid);
-    std::thread::sleep(window);
-    let wakeups = (procfs::context_switches(pid) - switches0) as f64 / window.as_secs_f64();
-    let answers = (cloud.sim().requests().len() - requests0) as f64 / window.as_secs_f64();
+    let mut r: Vec<Idle> = Vec::new();
+    for round in 0..rounds {
+        let mut child = start_app(200 + round)?.0;
+        let pid = child.id();
+        std::thread::sleep(settle);
+        let log = home.dir.path().join(format!("app-{}.log", 200 + round));
+        anyhow::ensure!(child.try_wait()?.is_none(), "the app exited while idle: {}", std::fs::read_to_string(&log).unwrap_or_default());
+        let (rss, pss, children) = family(pid);
+        let breakdown = procfs::rss_by_mapping(pid);
+        // Wake-ups, beside the answers the long-polls themselves bring.
+        let requests0 = cloud.sim().requests().len();
+        let switches0 = procfs::context_switches(pid);
+        std::thread::sleep(window);
+        let wakeups = procfs::context_switches(pid).saturating_sub(switches0) as f64 / window.as_secs_f64();
+        let answers = (cloud.sim().requests().len() - requests0) as f64 / window.as_secs_f64();
+
+        // The history window open (a second launch opens it, as a launcher's click does) …
+        let mut second = home.app_command(&display, &home.dir.path().join(format!("second-{round}.log")));
+        second.env("CMUX_TRAY_TOKEN", &user.access_token).status()?;
+        let opened = Instant::now();
+        while !desktop.window_titled(HISTORY) {
+            anyhow::ensure!(opened.elapsed() < Duration::from_secs(30), "the history window did not open");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_secs(10));
+        let open = family(pid);
+        // … and closed, as the window manager closes it (WM_DELETE_WINDOW).
+        close_window(&display, HISTORY)?;
+        std::thread::sleep(Duration::from_secs(10));
+        let closed = family(pid);
+        stop(child)?;
+        r.push(Idle { rss, pss, children, breakdown, wakeups, answers, open, closed });
+    }
+    let col = |f: &dyn Fn(&Idle) -> f64| r.iter().map(f).collect::<Vec<f64>>();
+    let method = format!("release app, tray only, {}s after start, 100 follows; /proc/PID/smaps_rollup", settle.as_secs());
+    figures.push(Figure::of(3, "idle app RSS, tray only", "MiB", &col(&|i| i.rss), Goal::at_most(40.0, 400.0), &method));
+    figures.push(Figure::of(3, "idle app PSS, tray only", "MiB", &col(&|i| i.pss), None, &method));
     figures.push(Figure::of(
         3,
         "idle wake-ups (context switches, all threads)",
         "/s",
-        &[wakeups],
+        &col(&|i| i.wakeups),
         None,
         &format!("over {} s", window.as_secs()),
     ));
-    figures.push(Figure::of(3, "long-poll requests in the same time", "/s", &[answers], None, "the simulator's request log"));
-
-    // The history window open (a second launch opens it, as a launcher's click does) …
-    let mut second = home.app_command(&display, &home.dir.path().join("second.log"));
-    second.env("CMUX_TRAY_TOKEN", &user.access_token).status()?;
-    let opened = Instant::now();
-    while !desktop.window_titled(HISTORY) {
-        anyhow::ensure!(opened.elapsed() < Duration::from_secs(30), "the history window did not open");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_secs(10));
-    let (rss_open, pss_open, open_children) = family(pid);
-    figures.push(Figure::of(3, "app + children RSS, history open", "MiB", &[rss_open], None, "10 s after it opened"));
-    figures.push(Figure::of(3, "app + children PSS, history open", "MiB", &[pss_open], None, "10 s after it opened"));
-    notes.push(format!("row 3: children with the history open: {open_children:?}"));
-    // … and closed, as the window manager closes it (WM_DELETE_WINDOW).
-    close_window(&display, HISTORY)?;
-    std::thread::sleep(Duration::from_secs(10));
-    let (rss_closed, pss_closed, closed_children) = family(pid);
-    figures.push(Figure::of(3, "app + children RSS, history closed", "MiB", &[rss_closed], None, "10 s after it closed"));
-    figures.push(Figure::of(3, "app + children PSS, history closed", "MiB", &[pss_closed], None, "10 s after it closed"));
+    figures.push(Figure::of(3, "long-poll requests in the same time", "/s", &col(&|i| i.answers), None, "the simulator's request log"));
+    figures.push(Figure::of(3, "app + children RSS, history open", "MiB", &col(&|i| i.open.0), None, "10 s after it opened"));
+    figures.push(Figure::of(3, "app + children PSS, history open", "MiB", &col(&|i| i.open.1), None, "10 s after it opened"));
+    figures.push(Figure::of(3, "app + children RSS, history closed", "MiB", &col(&|i| i.closed.0), None, "10 s after it closed"));
+    figures.push(Figure::of(3, "app + children PSS, history closed", "MiB", &col(&|i| i.closed.1), None, "10 s after it closed"));
     figures.push(Figure::of(
         3,
         "web processes left after closing",
         "",
-        &[closed_children.len() as f64],
+        &col(&|i| i.closed.2.len() as f64),
         Goal::at_most(0.0, 0.0),
         "descendants of the app",
     ));
-    notes.push(format!("row 3: children after closing: {closed_children:?}"));
-    stop(child)?;
+    if let Some(first) = r.first() {
+        notes.push(format!(
+            "row 3: children while idle: {:?}; with the history open: {:?}; after closing: {:?}",
+            first.children, first.open.2, first.closed.2
+        ));
+        let top: Vec<String> =
+            first.breakdown.iter().take(8).map(|(name, kib)| format!("{name} {:.1} MiB", *kib as f64 / 1024.0)).collect();
+        notes.push(format!("row 3: where the idle app's RSS is (first round, /proc/PID/smaps): {}", top.join(", ")));
+    }
     Ok(())
+}
+
+/// One round of row 3.
+struct Idle {
+    rss: f64,
+    pss: f64,
+    children: Vec<String>,
+    breakdown: Vec<(String, u64)>,
+    wakeups: f64,
+    answers: f64,
+    /// (RSS, PSS, children) with the history open, and after it closed.
+    open: (f64, f64, Vec<String>),
+    closed: (f64, f64, Vec<String>),
 }
 
 /// RSS and PSS in MiB of `pid` and all its descendants, and the descendants' names.

@@ -16,6 +16,29 @@ pub fn rss_pss_kib(pid: u32) -> (u64, u64) {
     (field("Rss:"), field("Pss:"))
 }
 
+/// Where a process's resident memory is, in KiB, largest first: each mapped file by its name,
+/// and `[anon]` (heap, stacks and anonymous maps together), from /proc/PID/smaps.
+pub fn rss_by_mapping(pid: u32) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(proc(pid, "smaps")).unwrap_or_default();
+    let mut by: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // A mapping's header: "start-end perms offset dev inode [path]".
+        if fields.first().is_some_and(|f| f.contains('-') && f.chars().all(|c| c.is_ascii_hexdigit() || c == '-')) {
+            current = match fields.get(5) {
+                Some(path) if path.starts_with('/') => path.rsplit('/').next().unwrap_or(path).to_string(),
+                _ => "[anon]".into(),
+            };
+        } else if fields.first() == Some(&"Rss:") {
+            *by.entry(current.clone()).or_default() += fields.get(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    let mut out: Vec<(String, u64)> = by.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1));
+    out
+}
+
 /// User + system CPU time, in clock ticks (USER_HZ, 100 on Linux).
 pub fn cpu_ticks(pid: u32) -> u64 {
     let text = std::fs::read_to_string(proc(pid, "stat")).unwrap_or_default();

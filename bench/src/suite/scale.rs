@@ -32,8 +32,8 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
     let follows = if quick { 2_000 } else { 10_000 };
     let repeats = if quick { 1 } else { 3 };
     // The quick form gates the product's transport only; HTTP/2 is the full run's comparison.
-    let transports = [("HTTP/1.1", vec![], repeats), ("HTTP/2", vec![("CMUX_TRAY_HTTP", "2")], 1)];
-    for (transport, env, repeats) in transports.into_iter().take(if quick { 1 } else { 2 }) {
+    let transports = [("HTTP/1.1", vec![]), ("HTTP/2", vec![("CMUX_TRAY_HTTP", "2")])];
+    for (transport, env) in transports.into_iter().take(if quick { 1 } else { 2 }) {
         let mut runs = Vec::new();
         for _ in 0..repeats {
             runs.push(once(follows, &env, quick)?);
