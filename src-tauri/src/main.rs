@@ -9,6 +9,7 @@
 //!   (ksni, so a left click works) and by Tauri's tray on macOS and Windows.
 //! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
 //! - `links`: `cmux-tray://` links, one instance per user, and the scheme's registration.
+//! - `webkit`: WebKitGTK's network process ended once no window is left.
 
 // A release build on Windows opens no console window beside the tray.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -18,6 +19,7 @@ mod commands;
 mod demo;
 mod links;
 mod tray;
+mod webkit;
 mod windows;
 
 use std::sync::Mutex;

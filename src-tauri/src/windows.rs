@@ -107,19 +107,22 @@ pub fn open(app: &AppHandle, page: Page, query: Option<&str>) {
         .min_inner_size(420.0, 360.0)
         .build();
     match built {
-        // A closed history shows nothing any more (its page cannot always say so itself).
-        Ok(window) if page == Page::History => {
+        Ok(window) => {
             let handle = app.clone();
             window.on_window_event(move |event| {
-                if matches!(event, tauri::WindowEvent::Destroyed)
+                if !matches!(event, tauri::WindowEvent::Destroyed) {
+                    return;
+                }
+                // A closed history shows nothing any more (its page cannot always say so itself).
+                if page == Page::History
                     && let Some(state) = handle.try_state::<crate::AppState>()
                 {
                     let engine = state.engine.clone();
                     tauri::async_runtime::spawn(async move { engine.set_viewing(None).await });
                 }
+                crate::webkit::window_destroyed(&handle);
             });
         }
-        Ok(_) => {}
         Err(e) => tracing::error!("opening the {} window: {e}", page.label()),
     }
 }
