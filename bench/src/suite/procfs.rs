@@ -35,7 +35,7 @@ pub fn rss_by_mapping(pid: u32) -> Vec<(String, u64)> {
         }
     }
     let mut out: Vec<(String, u64)> = by.into_iter().collect();
-    out.sort_by(|a, b| b.1.cmp(&a.1));
+    out.sort_by_key(|e| std::cmp::Reverse(e.1));
     out
 }
 
