@@ -129,8 +129,9 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         close_window(&display, HISTORY)?;
         std::thread::sleep(Duration::from_secs(10));
         let closed = family(pid);
+        let closed_breakdown = procfs::rss_by_mapping(pid);
         stop(child)?;
-        r.push(Idle { rss, pss, children, breakdown, wakeups, answers, open, closed });
+        r.push(Idle { rss, pss, children, breakdown, wakeups, answers, open, closed, closed_breakdown });
     }
     let col = |f: &dyn Fn(&Idle) -> f64| r.iter().map(f).collect::<Vec<f64>>();
     let method = format!("release app, tray only, {}s after start, 100 follows; /proc/PID/smaps_rollup", settle.as_secs());
@@ -162,9 +163,11 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
             "row 3: children while idle: {:?}; with the history open: {:?}; after closing: {:?}",
             first.children, first.open.2, first.closed.2
         ));
-        let top: Vec<String> =
-            first.breakdown.iter().take(8).map(|(name, kib)| format!("{name} {:.1} MiB", *kib as f64 / 1024.0)).collect();
-        notes.push(format!("row 3: where the idle app's RSS is (first round, /proc/PID/smaps): {}", top.join(", ")));
+        let top = |b: &[(String, u64)]| {
+            b.iter().take(8).map(|(name, kib)| format!("{name} {:.1} MiB", *kib as f64 / 1024.0)).collect::<Vec<_>>().join(", ")
+        };
+        notes.push(format!("row 3: where the idle app's RSS is (first round, /proc/PID/smaps): {}", top(&first.breakdown)));
+        notes.push(format!("row 3: and after the history was closed: {}", top(&first.closed_breakdown)));
     }
     Ok(())
 }
@@ -180,6 +183,7 @@ struct Idle {
     /// (RSS, PSS, children) with the history open, and after it closed.
     open: (f64, f64, Vec<String>),
     closed: (f64, f64, Vec<String>),
+    closed_breakdown: Vec<(String, u64)>,
 }
 
 /// RSS and PSS in MiB of `pid` and all its descendants, and the descendants' names.
