@@ -81,16 +81,10 @@ pub fn set_quiet_windows(state: State<'_, AppState>, windows: Vec<QuietWindowDra
     set_setting(state, "delivery.quiet_hours.windows".into(), value)
 }
 
-/// Pauses banners: `hour`, `tomorrow` (8:00 tomorrow) or `resumed` (until resumed).
+/// Pauses banners: `hour`, `tomorrow` or `until-resumed`, as the tray's menu does.
 #[tauri::command]
-pub fn pause(state: State<'_, AppState>, how: String) -> Result<(), String> {
-    let until = match how.as_str() {
-        "hour" => Some(jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)),
-        "tomorrow" => Some(cmux_tray_engine::policy::tomorrow_morning(&jiff::Zoned::now()).ok_or("tomorrow morning is out of range")?),
-        "resumed" => None,
-        other => return Err(format!("no pause {other:?} (hour, tomorrow or resumed)")),
-    };
-    state.engine.pause(until).map_err(text)
+pub fn pause(state: State<'_, AppState>, how: cmux_tray_engine::policy::PauseFor) -> Result<(), String> {
+    state.engine.pause(how.until(&jiff::Zoned::now())?).map_err(text)
 }
 
 #[tauri::command]

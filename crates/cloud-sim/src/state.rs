@@ -401,26 +401,18 @@ impl Sim {
 
     /// Approves a pending device code (what the person does in the browser).
     pub fn approve_device(&self, user_code: &str, user_id: &str) -> bool {
-        let mut st = self.state();
-        match st.devices.iter_mut().find(|d| d.user_code == user_code) {
-            Some(d) => {
-                d.approved_for = Some(user_id.into());
-                true
-            }
-            None => false,
-        }
+        self.with_device(user_code, |d| d.approved_for = Some(user_id.into()))
     }
 
     /// Ends a pending device code's time (what waiting past `expiresInSeconds` does).
     pub fn expire_device(&self, user_code: &str) -> bool {
+        self.with_device(user_code, |d| d.expires = tokio::time::Instant::now())
+    }
+
+    /// Changes the device sign-in showing `user_code`; false when there is none.
+    fn with_device(&self, user_code: &str, change: impl FnOnce(&mut Device)) -> bool {
         let mut st = self.state();
-        match st.devices.iter_mut().find(|d| d.user_code == user_code) {
-            Some(d) => {
-                d.expires = tokio::time::Instant::now();
-                true
-            }
-            None => false,
-        }
+        st.devices.iter_mut().find(|d| d.user_code == user_code).map(change).is_some()
     }
 
     /// The user code of the newest device sign-in, as the browser page would show it.

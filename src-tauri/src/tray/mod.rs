@@ -5,6 +5,7 @@
 //! tested here). Neither holds a rule of its own: what an item says and does is decided here.
 
 use cmux_tray_engine::Engine;
+use cmux_tray_engine::policy::PauseFor;
 use cmux_tray_engine::view::{Icon, TrayView};
 use tauri::AppHandle;
 
@@ -112,11 +113,8 @@ impl Action {
                     tracing::warn!("marking all read: {e}");
                 }
             }),
-            Action::PauseHour => pause(&engine, Some(jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1))),
-            Action::PauseTomorrow => match cmux_tray_engine::policy::tomorrow_morning(&jiff::Zoned::now()) {
-                Some(until) => pause(&engine, Some(until)),
-                None => tracing::warn!("no tomorrow morning in this time zone"),
-            },
+            Action::PauseHour => pause(&engine, PauseFor::Hour),
+            Action::PauseTomorrow => pause(&engine, PauseFor::Tomorrow),
             Action::Resume => {
                 if let Err(e) = engine.resume() {
                     tracing::warn!("resuming: {e}");
@@ -134,8 +132,9 @@ fn in_background(work: impl std::future::Future<Output = ()> + Send + 'static) {
     tauri::async_runtime::spawn(work);
 }
 
-fn pause(engine: &Engine, until: Option<jiff::Timestamp>) {
-    if let Err(e) = engine.pause(until) {
+fn pause(engine: &Engine, how: PauseFor) {
+    let paused = how.until(&jiff::Zoned::now()).and_then(|until| engine.pause(until).map_err(|e| e.to_string()));
+    if let Err(e) = paused {
         tracing::warn!("pausing: {e}");
     }
 }

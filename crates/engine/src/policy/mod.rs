@@ -121,6 +121,27 @@ pub fn tomorrow_morning(now: &jiff::Zoned) -> Option<Timestamp> {
     morning.to_zoned(now.time_zone().clone()).ok().map(|z| z.timestamp())
 }
 
+/// The pauses the tray menu and the settings window offer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PauseFor {
+    Hour,
+    /// Until [`MORNING_HOUR`] tomorrow.
+    Tomorrow,
+    UntilResumed,
+}
+
+impl PauseFor {
+    /// When the pause ends, from `now`: `None` until resumed.
+    pub fn until(self, now: &jiff::Zoned) -> Result<Option<Timestamp>, String> {
+        match self {
+            PauseFor::Hour => Ok(Some(now.timestamp() + jiff::SignedDuration::from_hours(1))),
+            PauseFor::Tomorrow => tomorrow_morning(now).map(Some).ok_or_else(|| "no tomorrow morning in this time zone".into()),
+            PauseFor::UntilResumed => Ok(None),
+        }
+    }
+}
+
 /// Whether notices are being held (paused or quiet) right now, and until when if known.
 pub fn held_until(s: &DeliverySettings, m: &Moment) -> Option<Option<Timestamp>> {
     let pause_end = match m.pause {

@@ -116,3 +116,11 @@ fn until_tomorrow_means_eight_in_the_morning_local_time() {
     let before_dst: jiff::Zoned = "2026-03-28T12:00[Europe/Berlin]".parse().unwrap();
     assert_eq!(tomorrow_morning(&before_dst), Some(at("2026-03-29T08:00")));
 }
+
+#[test]
+fn each_offered_pause_ends_when_its_words_say() {
+    let now: jiff::Zoned = "2026-11-30T22:54[Europe/Berlin]".parse().unwrap();
+    assert_eq!(PauseFor::Hour.until(&now), Ok(Some(at("2026-11-30T23:54"))));
+    assert_eq!(PauseFor::Tomorrow.until(&now), Ok(Some(at("2026-12-01T08:00"))));
+    assert_eq!(PauseFor::UntilResumed.until(&now), Ok(None));
+}
