@@ -1,6 +1,7 @@
-//! What `synchronous = FULL` costs the outbox's commits, beside `NORMAL`, in one run on this disk
-//! (docs/architecture.md, "Exactly once"). Each notice is two commits, as in the product: saved
-//! untold (an end recorded), then marked told (a banner posted). Prints a Markdown table.
+//! What `synchronous = FULL` would cost the outbox's commits, beside `NORMAL` (the product's),
+//! on this disk (docs/architecture.md, "Durable on return"). Each notice is two commits, as in
+//! the product: saved untold (an end recorded), then marked told (a banner posted). Prints a
+//! Markdown table.
 //!
 //! `cargo bench -p cmux-tray-engine --bench outbox_commit` (NOTICES=N to change the count).
 

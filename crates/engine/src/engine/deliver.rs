@@ -33,6 +33,18 @@ const DESKTOP_RETRY: Duration = Duration::from_secs(15);
 /// While notices are held, the config file is looked at this often, so an edit that ends the
 /// hold (quiet hours switched off by hand) is seen without a restart.
 const HOLD_RECHECK: Duration = Duration::from_secs(30);
+/// While a burst settles, the untold are looked at no more often than this, however fast
+/// notices come (a script on the socket sends thousands a second): a follower is seen at most
+/// this late, which lengthens its settle by as much (never past `settle::MAX`).
+const SETTLE_LOOK: Duration = Duration::from_millis(50);
+
+/// How a pass ended.
+enum Pass {
+    /// Followers are settling: look again after this long, or when one more comes.
+    Settling(Duration),
+    /// Decided what there was; look again after this long (a hold ending, a retry), or when woken.
+    Done(Option<Duration>),
+}
 
 fn ts(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
@@ -44,7 +56,15 @@ impl Engine {
         self.inner.tracker.spawn(async move {
             loop {
                 let wake = match this.deliver_once().await {
-                    Ok(wake) => wake,
+                    Ok(Pass::Done(wake)) => wake,
+                    Ok(Pass::Settling(wait)) => {
+                        // A wake-up meanwhile is kept by `Notify` for the select below.
+                        tokio::select! {
+                            _ = this.inner.shutdown.cancelled() => return,
+                            _ = tokio::time::sleep(wait.min(SETTLE_LOOK)) => {}
+                        }
+                        Some(wait.saturating_sub(SETTLE_LOOK))
+                    }
                     Err(e) => {
                         tracing::warn!("{e}; will try again");
                         Some(DESKTOP_RETRY)
@@ -62,15 +82,19 @@ impl Engine {
     }
 
     /// One pass. Returns when to look again without being woken (a burst settling, a hold ending).
-    async fn deliver_once(&self) -> Result<Option<Duration>, String> {
+    async fn deliver_once(&self) -> Result<Pass, String> {
         let outbox = &self.inner.outbox;
-        let untold = outbox.untold().map_err(|e| e.to_string())?;
-        let now_ms = self.inner.clock.now_ms();
-        let fresh: Vec<&StoredNotice> = untold.iter().filter(|n| n.source != Source::App.as_str()).collect();
+        // Keys first: while a burst settles this is all a pass reads.
+        let fresh = outbox.untold_keys_except(Source::App.as_str()).map_err(|e| e.to_string())?;
         let (chain, leading) = match self.settling(&fresh) {
-            Verdict::Wait(wait) => return Ok(Some(wait)),
+            Verdict::Wait(wait) => return Ok(Pass::Settling(wait)),
             Verdict::Decide { chain, leading } => (chain, leading),
         };
+        // What the verdict saw: a notice saved since then settles in the next pass.
+        let seen = fresh.last().map_or(i64::MIN, |(seq, _)| *seq);
+        let untold: Vec<StoredNotice> =
+            outbox.untold().map_err(|e| e.to_string())?.into_iter().filter(|n| n.source == Source::App.as_str() || n.seq <= seen).collect();
+        let now_ms = self.inner.clock.now_ms();
         let settings = self.delivery_settings();
         let tz = self.time_zone(&settings);
         let moment = Moment { now: ts(now_ms), tz: &tz, pause: self.paused() };
@@ -161,17 +185,17 @@ impl Engine {
                 None
             }
         };
-        Ok(match (next, retry.then_some(DESKTOP_RETRY)) {
+        Ok(Pass::Done(match (next, retry.then_some(DESKTOP_RETRY)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        })
+        }))
     }
 
     /// Whether to decide now (`settle`); the keys are those of `fresh` that may settle: a banner
     /// the server refused waits for its own next try, not in anyone's burst.
-    fn settling(&self, fresh: &[&StoredNotice]) -> Verdict {
+    fn settling(&self, fresh: &[(i64, String)]) -> Verdict {
         let tried = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner());
-        let keys = fresh.iter().map(|n| n.key.as_str()).filter(|k| !tried.contains_key(*k));
+        let keys = fresh.iter().map(|(_, key)| key.as_str()).filter(|k| !tried.contains_key(*k));
         self.inner.settle.lock().unwrap_or_else(|p| p.into_inner()).verdict(keys, Instant::now())
     }
 

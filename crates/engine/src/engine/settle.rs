@@ -9,7 +9,7 @@
 //! Pure over the monotonic clock (a wall clock set back holds nothing), so it is tested with
 //! made-up instants.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -42,8 +42,9 @@ impl Settle {
     /// `fresh`: the keys of the untold notices that may settle (not the app's own, not those
     /// waiting for another try at the server).
     pub fn verdict<'a>(&mut self, fresh: impl IntoIterator<Item = &'a str>, now: Instant) -> Verdict {
-        let fresh: Vec<&str> = fresh.into_iter().collect();
-        self.seen.retain(|k, _| fresh.contains(&k.as_str()));
+        let fresh: HashSet<&str> = fresh.into_iter().collect();
+        // A set: a burst of thousands is looked at on every pass while it settles.
+        self.seen.retain(|k, _| fresh.contains(k.as_str()));
         let nothing_waits = self.seen.is_empty();
         let quiet_before = self.last.is_none_or(|l| now.saturating_duration_since(l) >= QUIET);
         let mut new = 0;

@@ -1,10 +1,10 @@
 //! Group commit: writes that arrive while a commit is under way share the next one.
 //!
-//! Every commit waits for the disk (`synchronous = FULL`, docs/architecture.md "Durable on
-//! return"), about 0.3 ms here and more on a slow disk. When 10,000 follows end at once, one
-//! commit each is seconds of waiting; one commit for everything that queued meanwhile is not.
-//! Each write runs in its own savepoint, so one that fails is undone alone and the others
-//! still commit; each caller returns only once its write is on disk (or failed), as before.
+//! Every commit writes its pages to the WAL (docs/architecture.md "Durable on return"). When
+//! 10,000 follows end at once, one commit each is thousands of WAL writes; one commit for
+//! everything that queued meanwhile is a few. Each write runs in its own savepoint, so one that
+//! fails is undone alone and the others still commit; each caller returns only once its write
+//! is committed (or failed).
 //!
 //! Whoever holds the connection is the leader: it takes every queued write, runs them in one
 //! transaction, commits, and hands each its result. A caller whose write a leader took waits
@@ -29,7 +29,7 @@ pub(super) struct Group {
 }
 
 impl Group {
-    /// Runs `write` in a savepoint of the next commit, and returns once that commit is on disk.
+    /// Runs `write` in a savepoint of the next commit, and returns once that commit is made.
     pub(super) fn write<T: Send + 'static>(
         &self,
         conn: &Mutex<Connection>,
@@ -75,7 +75,7 @@ fn job<T: Send + 'static>(
 
 /// One transaction for the whole batch; every caller learns the commit's fate.
 fn run(conn: &Connection, batch: Vec<Job>) {
-    let finishes: Vec<Finish> = match conn.execute_batch("BEGIN IMMEDIATE") {
+    let finishes: Vec<Finish> = match control(conn, "BEGIN IMMEDIATE") {
         Ok(()) => batch.into_iter().map(|job| job(Ok(conn))).collect(),
         Err(e) => {
             for job in batch {
@@ -84,7 +84,7 @@ fn run(conn: &Connection, batch: Vec<Job>) {
             return;
         }
     };
-    let commit = conn.execute_batch("COMMIT");
+    let commit = control(conn, "COMMIT");
     if commit.is_err() {
         let _ = conn.execute_batch("ROLLBACK");
     }
@@ -94,14 +94,19 @@ fn run(conn: &Connection, batch: Vec<Job>) {
 }
 
 fn in_savepoint<T>(conn: &Connection, write: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    conn.execute_batch("SAVEPOINT grouped")?;
+    control(conn, "SAVEPOINT grouped")?;
     match write(conn) {
-        Ok(v) => conn.execute_batch("RELEASE grouped").map(|()| v),
+        Ok(v) => control(conn, "RELEASE grouped").map(|()| v),
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK TO grouped; RELEASE grouped");
             Err(e)
         }
     }
+}
+
+/// A transaction's own statement, prepared once: a burst runs these thousands of times.
+fn control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
 /// The same failure again, for each caller it concerns (rusqlite's error is not `Clone`).
