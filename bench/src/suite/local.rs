@@ -56,11 +56,11 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
             rate16.push((per_run / 16 * 16) as f64 / start.elapsed().as_secs_f64());
         }
         let method = format!("{per_run} requests, each answered before the next");
-        // Gates: a notice waiting for a disk flush again (600 req/s, p99 4 ms, release) fails them;
-        // the debug build in CI makes about 3,000 req/s with a p99 near 1 ms.
-        figures.push(Figure::of(4, &format!("{name}, 1 connection"), "req/s", &rate, Goal::at_least(20_000.0, 1_000.0), &method));
+        // Gate: a notice waiting for a disk flush again (600 req/s in a release build) fails it; the
+        // debug build in CI made 2,200–3,300 req/s, with a p99 of 1.2–3.5 ms (its gate: far off).
+        figures.push(Figure::of(4, &format!("{name}, 1 connection"), "req/s", &rate, Goal::at_least(20_000.0, 800.0), &method));
         figures.push(Figure::of(4, &format!("{name} round trip p50"), "ms", &p50, None, &method));
-        figures.push(Figure::of(4, &format!("{name} round trip p99"), "ms", &p99, Goal::at_most(1.0, 5.0), &method));
+        figures.push(Figure::of(4, &format!("{name} round trip p99"), "ms", &p99, Goal::at_most(1.0, 20.0), &method));
         figures.push(Figure::of(4, &format!("{name}, 16 connections"), "req/s", &rate16, None, &method));
     }
     drop(world);
