@@ -35,10 +35,16 @@ impl Checkpointer {
         Ok(Checkpointer { wrote })
     }
 
-    /// What a connection's commit hook sends after each commit: `try_send` never blocks, and
-    /// one pending signal covers any number of commits.
-    pub(super) fn signal(&self) -> SyncSender<()> {
-        self.wrote.clone()
+    /// Takes over `conn`'s checkpoints: SQLite's own (inside a commit) off, and each commit
+    /// signals this thread (`try_send` never blocks; one pending signal covers any number).
+    pub(super) fn watch(&self, conn: &Connection) -> rusqlite::Result<()> {
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        let signal = self.wrote.clone();
+        conn.commit_hook(Some(move || {
+            let _ = signal.try_send(());
+            false
+        }));
+        Ok(())
     }
 }
 
@@ -59,15 +65,12 @@ mod tests {
     use super::*;
 
     /// A WAL database with 2,000 pages written, past the 1,000 at which SQLite would have
-    /// checkpointed inside the writer; `hook`: whether its commits signal a checkpointer.
+    /// checkpointed inside the writer; `checkpointer`: the one watching its commits, if any.
     fn write_pages(path: &Path, checkpointer: Option<&Checkpointer>) -> Connection {
         let writer = Connection::open(path).unwrap();
         writer.execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (v BLOB)").unwrap();
-        if let Some(signal) = checkpointer.map(Checkpointer::signal) {
-            writer.commit_hook(Some(move || {
-                let _ = signal.try_send(());
-                false
-            }));
+        if let Some(checkpointer) = checkpointer {
+            checkpointer.watch(&writer).unwrap();
         }
         for _ in 0..2_000 {
             writer.execute("INSERT INTO t VALUES (zeroblob(4000))", []).unwrap();

@@ -204,14 +204,7 @@ impl Outbox {
         outbox.prepare()?;
         match checkpoint::Checkpointer::start(path) {
             Ok(checkpointer) => {
-                let conn = outbox.lock();
-                conn.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| outbox.err(e))?;
-                let signal = checkpointer.signal();
-                conn.commit_hook(Some(move || {
-                    let _ = signal.try_send(());
-                    false
-                }));
-                drop(conn);
+                checkpointer.watch(&outbox.lock()).map_err(|e| outbox.err(e))?;
                 outbox._checkpoint = Some(checkpointer);
             }
             // SQLite's own checkpoints, inside the writes, as before.
