@@ -92,7 +92,7 @@ pub struct Settings {
     pub api_url: String,
     pub auth_url: String,
     pub team: Option<TeamId>,
-    /// `[cloud] http` (`"1.1"`, the default, or `"2"`), or `CMUX_TRAY_HTTP`.
+    /// `[cloud] http` (`"2"`, the default, or `"1.1"`), or `CMUX_TRAY_HTTP`.
     pub transport: Transport,
     /// From `CMUX_TRAY_TOKEN` only.
     pub token: Option<SecretString>,
@@ -292,13 +292,13 @@ mod tests {
     }
 
     #[test]
-    fn http_is_1_1_unless_2_is_asked_for_and_anything_else_names_the_key() {
+    fn http_is_2_unless_1_1_is_asked_for_and_anything_else_names_the_key() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config.toml");
-        assert_eq!(Settings::load(&file, &env(&[])).unwrap().transport, Transport::Http1);
-        std::fs::write(&file, "[cloud]\nhttp = \"2\"\n").unwrap();
         assert_eq!(Settings::load(&file, &env(&[])).unwrap().transport, Transport::Http2);
-        assert_eq!(Settings::load(&file, &env(&[("CMUX_TRAY_HTTP", "1.1")])).unwrap().transport, Transport::Http1);
+        std::fs::write(&file, "[cloud]\nhttp = \"1.1\"\n").unwrap();
+        assert_eq!(Settings::load(&file, &env(&[])).unwrap().transport, Transport::Http1);
+        assert_eq!(Settings::load(&file, &env(&[("CMUX_TRAY_HTTP", "2")])).unwrap().transport, Transport::Http2);
         std::fs::write(&file, "[cloud]\nhttp = \"3\"\n").unwrap();
         let msg = Settings::load(&file, &env(&[])).unwrap_err().to_string();
         assert!(msg.contains("cloud.http") && msg.contains("\"1.1\" or \"2\""), "{msg}");

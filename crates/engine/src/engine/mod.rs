@@ -74,7 +74,7 @@ pub enum EngineError {
 pub struct EngineOptions {
     pub api_url: String,
     pub auth_url: String,
-    /// HTTP/1.1 (the default) or HTTP/2 to the cloud.
+    /// HTTP/2 (the default) or HTTP/1.1 to the cloud.
     pub transport: crate::cloud::client::Transport,
     pub database: PathBuf,
     pub desktop: Arc<dyn Desktop>,
