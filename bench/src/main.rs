@@ -4,7 +4,7 @@
 //! simulator and a recorder on a private bus, as the e2e tests do, and reads costs from /proc:
 //!
 //! - [`latency`](suite::latency): row 1, change → banner, and 60 s polling from the same event times.
-//! - [`scale`](suite::scale): row 2, 10,000 follows in one daemon, over HTTP/1.1 and over HTTP/2.
+//! - [`scale`](suite::scale): row 2, 10,000 follows in one daemon, over HTTP/2 (the default) and over HTTP/1.1.
 //! - [`app`](suite::app): rows 3 and 5, the tray app idle (memory, wake-ups) and its start-up.
 //! - [`local`](suite::local): row 4, the local socket's requests per second, and `cmux-tray notify` against
 //!   `notify-send`.

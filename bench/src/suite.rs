@@ -27,6 +27,9 @@ struct Args {
     /// Isolated events per follow count in row 1 (default 1000, quick 25).
     #[arg(long)]
     events: Option<usize>,
+    /// Follows held in row 2 (default 10000, quick 2000): a smaller count for a quicker look.
+    #[arg(long)]
+    follows: Option<usize>,
     /// Where the tables go.
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
@@ -51,7 +54,7 @@ pub fn main() -> anyhow::Result<()> {
         latency::run(&o, &mut figures, &mut notes)?;
     }
     if want(2) {
-        scale::run(args.quick, &mut figures, &mut notes)?;
+        scale::run(args.quick, args.follows, &mut figures, &mut notes)?;
     }
     if want(3) || want(5) {
         app::run(args.quick, want(3), want(5), &mut figures, &mut notes)?;
