@@ -6,11 +6,14 @@
 //! of the holds at once, and the point here is what is held at the same moment. Nothing is timed:
 //! the check waits for a state and fails past half a hold (10 s).
 
+mod common;
+
 use std::time::Duration;
 
 use cmux_cloud_sim::RunChange;
 use cmux_tray_engine::cloud::client::Transport;
 use cmux_tray_engine::cloud::{CloudClient, Credentials, RunId, RunStatus};
+use common::eventually;
 use secrecy::SecretString;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -30,12 +33,8 @@ async fn over_http2_250_waits_are_all_held_at_once_on_three_connections() {
             })
             .collect();
         // On one connection 50 of them would queue until others ended.
-        let held = || runs.iter().filter(|id| sim.sim.held_waits(id.as_str()) > 0).count();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while held() < runs.len() {
-            assert!(tokio::time::Instant::now() < deadline, "round {round}: only {} of {} waits held at once", held(), runs.len());
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let all_held = || runs.iter().all(|id| sim.sim.held_waits(id.as_str()) > 0);
+        eventually(&format!("round {round}: all 250 waits held at once"), Duration::from_secs(5), all_held).await;
         assert_eq!(client.pools(), 3, "round {round}: 100 waits to a connection: 100, 100 and 50");
         for id in &runs {
             sim.sim.update_run(id.as_str(), RunChange::status("succeeded"));
@@ -65,11 +64,8 @@ async fn a_wait_started_beside_another_call_on_a_new_connection_is_answered_at_t
         let wait = tokio::spawn(async move { c.wait_run(&cr, &i).await });
         let (c, cr) = (client.clone(), cred.clone());
         let me = tokio::spawn(async move { c.me(&cr).await });
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        while sim.sim.held_waits(id.as_str()) == 0 {
-            assert!(tokio::time::Instant::now() < deadline, "round {round}: the wait never reached the simulator");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let held = || sim.sim.held_waits(id.as_str()) > 0;
+        eventually(&format!("round {round}: the wait held at the simulator"), Duration::from_secs(5), held).await;
         sim.sim.update_run(id.as_str(), RunChange::status("running"));
         // Well before the hold (10 s) would end on its own.
         let run = tokio::time::timeout(Duration::from_secs(5), wait).await;

@@ -14,7 +14,8 @@ pub async fn stop_requested() {
 
 /// Over HTTP/1.1 (`[cloud] http = "1.1"`) every held wait is a socket, and Linux's soft limit is
 /// often 1,024: the soft descriptor limit goes up to the hard one, so 10,000 follows
-/// (docs/notices.md allows 20,000) fit. Where the platform refuses (macOS caps it below an unlimited hard limit), it stays.
+/// (docs/notices.md allows 20,000) fit. Where the platform refuses (macOS caps it below an
+/// unlimited hard limit), it stays.
 pub fn raise_descriptor_limit() {
     let limit = getrlimit(Resource::Nofile);
     if limit.current.is_some() && limit.current < limit.maximum.or(Some(u64::MAX)) {

@@ -108,11 +108,12 @@ pub async fn pass(d: Duration) {
     tokio::time::sleep(d).await;
 }
 
-/// Waits, in virtual time, until `cond` holds; fails the test after `limit`.
+/// Waits, on tokio's clock (virtual when paused, real otherwise), until `cond` holds; fails the
+/// test after `limit`.
 pub async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let start = tokio::time::Instant::now();
     while !cond() {
-        assert!(start.elapsed() < limit, "not within {limit:?} (virtual): {what}");
+        assert!(start.elapsed() < limit, "not within {limit:?} of tokio's clock: {what}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
