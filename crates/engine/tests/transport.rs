@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use cmux_cloud_sim::RunChange;
 use cmux_tray_engine::cloud::client::Transport;
-use cmux_tray_engine::cloud::{CloudClient, Credentials, RunId, RunStatus};
+use cmux_tray_engine::cloud::{CloudClient, CloudError, Credentials, RunId, RunStatus};
 use common::eventually;
 use secrecy::SecretString;
 
@@ -35,7 +35,7 @@ async fn over_http2_250_waits_are_all_held_at_once_on_three_connections() {
         // On one connection 50 of them would queue until others ended.
         let all_held = || runs.iter().all(|id| sim.sim.held_waits(id.as_str()) > 0);
         eventually(&format!("round {round}: all 250 waits held at once"), Duration::from_secs(5), all_held).await;
-        assert_eq!(client.pools(), 3, "round {round}: 100 waits to a connection: 100, 100 and 50");
+        assert_eq!(client.wait_connections(), 3, "round {round}: 100 waits to a connection: 100, 100 and 50");
         for id in &runs {
             sim.sim.update_run(id.as_str(), RunChange::status("succeeded"));
         }
@@ -72,5 +72,51 @@ async fn a_wait_started_beside_another_call_on_a_new_connection_is_answered_at_t
         let run = run.unwrap_or_else(|_| panic!("round {round}: no answer 5 s after the change")).unwrap().expect("an answer");
         assert_eq!(run.status, RunStatus::Running);
         assert!(me.await.unwrap().is_ok(), "round {round}: the other call is answered too");
+    }
+}
+
+/// The waits' own HTTP/2 connections send what reqwest sends (docs/cloud-api.md, "Headers":
+/// `Authorization`, `x-cmux-team` and protocol headers only) and read errors the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http2_a_wait_sends_only_the_two_headers_and_reads_errors_as_any_call_does() {
+    let sim = cmux_cloud_sim::start().await.expect("the simulator starts");
+    let user = sim.sim.add_user("ada@example.com");
+    let team = sim.sim.add_team(&user.user_id, "Stack");
+    let client = CloudClient::new(&sim.origin(), &sim.origin(), Transport::Http2).expect("a client");
+    let cred = Credentials {
+        access_token: SecretString::from(user.access_token.clone()),
+        team: Some(cmux_tray_engine::cloud::TeamId::parse(&team).unwrap()),
+    };
+    let id = RunId::parse(&sim.sim.create_run(&user.user_id, "Headers")).unwrap();
+    sim.sim.clear_requests();
+    let (c, cr, i) = (client.clone(), cred.clone(), id.clone());
+    let wait = tokio::spawn(async move { c.wait_run(&cr, &i).await });
+    eventually("the wait held at the simulator", Duration::from_secs(5), || sim.sim.held_waits(id.as_str()) > 0).await;
+    sim.sim.update_run(id.as_str(), RunChange::status("running"));
+    assert_eq!(wait.await.unwrap().expect("an answer").status, RunStatus::Running);
+    assert_eq!(client.wait_connections(), 1, "the wait went over the waits' own connection");
+
+    let requests = sim.sim.requests();
+    let waits: Vec<_> = requests.iter().filter(|r| r.path == format!("/api/runs/{id}/wait")).collect();
+    assert_eq!(waits.len(), 1, "{requests:?}");
+    let allowed = ["host", "accept", "authorization", "x-cmux-team"];
+    for (name, _) in &waits[0].headers {
+        assert!(allowed.contains(&name.as_str()), "the wait sent header {name}");
+    }
+    assert_eq!(waits[0].header("authorization"), Some(format!("Bearer {}", user.access_token).as_str()));
+    assert_eq!(waits[0].header("x-cmux-team"), Some(team.as_str()));
+    assert_eq!(waits[0].header("accept"), Some("application/json"));
+
+    // Someone else's Run: 403, a follow's end. A token the server refuses: 401, a stale token.
+    let bob = sim.sim.add_user("bob@example.com");
+    let theirs = RunId::parse(&sim.sim.create_run(&bob.user_id, "Not Ada's")).unwrap();
+    match client.wait_run(&cred, &theirs).await {
+        Err(CloudError::Gone { status: 403, .. }) => {}
+        other => panic!("someone else's Run: {other:?}"),
+    }
+    let stale = Credentials { access_token: SecretString::from("not-a-token".to_string()), team: None };
+    match client.wait_run(&stale, &id).await {
+        Err(CloudError::StaleToken) => {}
+        other => panic!("a refused token: {other:?}"),
     }
 }

@@ -5,11 +5,10 @@
 //! redirect would carry the token elsewhere), plain `http://` except to loopback, and ids that are
 //! not the store's own shape. Bodies are read up to a cap.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::{Method, StatusCode};
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
@@ -19,6 +18,8 @@ use url::Url;
 use super::error::CloudError;
 use super::ids::{HandoffId, RunId, TeamId};
 use super::types::{Handoff, Me, Run};
+pub use super::waits::WAITS_PER_CONNECTION;
+use super::waits::{self, WaitConnections, WaitFailed};
 
 /// How long the Run API holds a wait, and the hand-off store.
 pub const RUN_HOLD: Duration = Duration::from_secs(10);
@@ -76,8 +77,8 @@ pub fn checked_origin(what: &'static str, url: &str) -> Result<Url, ClientConfig
 /// How the client speaks HTTP (docs/cloud-api.md, "Where this project's build differs").
 ///
 /// HTTP/2 by default: the waits share connections, [`WAITS_PER_CONNECTION`] to a connection, so
-/// none queues behind a server's stream limit, and 10,000 follows hold 100 sockets and about
-/// half the memory they hold over HTTP/1.1, where every held wait is a connection of its own
+/// none queues behind a server's stream limit, and 10,000 follows hold 100 sockets and a fraction
+/// of the memory they hold over HTTP/1.1, where every held wait is a connection of its own
 /// (`scripts/bench` row 2 measures both side by side).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Transport {
@@ -100,48 +101,25 @@ impl Transport {
     }
 }
 
-/// Waits one HTTP/2 connection carries at most. RFC 9113 §6.5.2 recommends that a server allow
-/// at least 100 streams at once, so at 100 no wait queues behind a server's stream limit; the
-/// next wait opens another connection (docs/cloud-api.md, "Where this project's build differs").
-pub const WAITS_PER_CONNECTION: usize = 100;
-
 /// The cloud client. Cheap to clone: clones share its connections.
 #[derive(Clone)]
 pub struct CloudClient {
-    pools: Arc<Pools>,
+    /// Every call but the waits over HTTP/2; all of them over HTTP/1.1.
+    http: reqwest::Client,
+    /// The waits over HTTP/2 (see [`waits`](super::waits) for why they have connections of their own).
+    waits: Option<Arc<WaitConnections>>,
     api: Url,
     auth: Url,
 }
 
-/// The connections calls go over. Over HTTP/1.1 one pool (a connection per call in flight);
-/// over HTTP/2 one pool per [`WAITS_PER_CONNECTION`] calls in flight, each pool keeping one
-/// connection. reqwest shares one HTTP/2 connection per host and queues what its server's stream
-/// limit refuses, hence a pool of our own per 100 calls.
-struct Pools {
-    transport: Transport,
-    prior_knowledge: bool,
-    /// Built once: every pool shares its certificate verifier (the system's roots, read once).
-    tls: rustls::ClientConfig,
-    pools: Mutex<Vec<Arc<Pool>>>,
-}
-
-struct Pool {
-    http: reqwest::Client,
-    in_flight: AtomicUsize,
-}
-
-/// A call's place in a pool, given back when the call ends (however it ends).
-struct InFlight(Arc<Pool>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl Pools {
-    fn new(transport: Transport, prior_knowledge: bool) -> Result<Self, ClientConfigError> {
+impl CloudClient {
+    pub fn new(api_url: &str, auth_url: &str, transport: Transport) -> Result<Self, ClientConfigError> {
         use rustls_platform_verifier::BuilderVerifierExt;
+        let api = checked_origin("API URL", api_url)?;
+        let auth = checked_origin("auth URL", auth_url)?;
+        // One process-wide provider; a second install is a no-op error we can ignore.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        // Built once and shared by reqwest and the waits' connections: the system's roots, read once.
         let mut tls = rustls::ClientConfig::builder()
             .with_platform_verifier()
             .map_err(|e| ClientConfigError::Build(format!("the system's certificates: {e}")))?
@@ -151,22 +129,15 @@ impl Pools {
             // A server that does not speak HTTP/2 is still spoken to, over HTTP/1.1.
             Transport::Http2 => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
         };
-        let pools = Pools { transport, prior_knowledge, tls, pools: Mutex::new(Vec::new()) };
-        let first = pools.build()?;
-        pools.pools.lock().unwrap_or_else(|p| p.into_inner()).push(first);
-        Ok(pools)
-    }
-
-    fn build(&self) -> Result<Arc<Pool>, ClientConfigError> {
         let mut headers = HeaderMap::new();
         headers.insert("accept", HeaderValue::from_static("application/json"));
-        let builder = match self.transport {
+        let builder = match transport {
             Transport::Http1 => reqwest::Client::builder().http1_only(),
-            Transport::Http2 if self.prior_knowledge => reqwest::Client::builder().http2_prior_knowledge(),
+            Transport::Http2 if api.scheme() == "http" => reqwest::Client::builder().http2_prior_knowledge(),
             Transport::Http2 => reqwest::Client::builder(),
         };
         let http = builder
-            .tls_backend_preconfigured(self.tls.clone())
+            .tls_backend_preconfigured(tls.clone())
             .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none())
             .https_only(false) // checked_origin already allows http for loopback alone
@@ -179,43 +150,17 @@ impl Pools {
             .no_proxy()
             .build()
             .map_err(|e| ClientConfigError::Build(e.to_string()))?;
-        Ok(Arc::new(Pool { http, in_flight: AtomicUsize::new(0) }))
-    }
-
-    /// A place for one call: in the first pool with room, or in a new one.
-    fn take(&self) -> Result<InFlight, ClientConfigError> {
-        let room = match self.transport {
-            Transport::Http1 => usize::MAX,
-            Transport::Http2 => WAITS_PER_CONNECTION,
+        let waits = match transport {
+            Transport::Http1 => None,
+            Transport::Http2 => Some(Arc::new(WaitConnections::new(&api, &tls).map_err(ClientConfigError::Build)?)),
         };
-        let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
-        let pool = match pools.iter().find(|p| p.in_flight.load(Ordering::Relaxed) < room) {
-            Some(pool) => pool.clone(),
-            None => {
-                let pool = self.build()?;
-                pools.push(pool.clone());
-                pool
-            }
-        };
-        pool.in_flight.fetch_add(1, Ordering::Relaxed);
-        Ok(InFlight(pool))
-    }
-}
-
-impl CloudClient {
-    pub fn new(api_url: &str, auth_url: &str, transport: Transport) -> Result<Self, ClientConfigError> {
-        let api = checked_origin("API URL", api_url)?;
-        let auth = checked_origin("auth URL", auth_url)?;
-        // One process-wide provider; a second install is a no-op error we can ignore.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let pools = Pools::new(transport, api.scheme() == "http")?;
-        Ok(CloudClient { pools: Arc::new(pools), api, auth })
+        Ok(CloudClient { http, waits, api, auth })
     }
 
-    /// How many connection pools the client has made (one over HTTP/1.1; over HTTP/2 one per
-    /// [`WAITS_PER_CONNECTION`] calls that were in flight at once).
-    pub fn pools(&self) -> usize {
-        self.pools.pools.lock().unwrap_or_else(|p| p.into_inner()).len()
+    /// How many connections the waits hold over HTTP/2 (one per [`WAITS_PER_CONNECTION`] waits
+    /// in flight); 0 over HTTP/1.1, where each wait is a connection of reqwest's.
+    pub fn wait_connections(&self) -> usize {
+        self.waits.as_ref().map_or(0, |w| w.count())
     }
 
     pub fn api_url(&self) -> &Url {
@@ -237,7 +182,7 @@ impl CloudClient {
     pub async fn wait_run(&self, cred: &Credentials, id: &RunId) -> Result<Run, CloudError> {
         let url = Self::url(&self.api, &format!("/api/runs/{id}/wait"));
         let what = format!("wait on {id}");
-        let body = self.call(Method::GET, url, Some(cred), None, RUN_HOLD + WAIT_MARGIN, SNAPSHOT_CAP, &what).await?;
+        let body = self.wait(url, cred, RUN_HOLD + WAIT_MARGIN, &what).await?;
         let run: Run = parse(&what, body)?;
         if &run.id != id {
             return Err(unreadable(&what, format!("the answer is about {} instead", run.id)));
@@ -250,7 +195,7 @@ impl CloudClient {
         let mut url = Self::url(&self.api, &format!("/v1/handoffs/{id}/wait"));
         url.query_pairs_mut().append_pair("after", &after.to_string()).append_pair("timeoutMs", &HANDOFF_HOLD.as_millis().to_string());
         let what = format!("wait on {id}");
-        let body = self.call(Method::GET, url, Some(cred), None, HANDOFF_HOLD + WAIT_MARGIN, SNAPSHOT_CAP, &what).await?;
+        let body = self.wait(url, cred, HANDOFF_HOLD + WAIT_MARGIN, &what).await?;
         let h: Handoff = parse(&what, body)?;
         if &h.id != id {
             return Err(unreadable(&what, format!("the answer is about {} instead", h.id)));
@@ -330,6 +275,41 @@ impl CloudClient {
         parse(&what, bytes)
     }
 
+    /// A wait (`GET`, held by the server): over HTTP/2 on the waits' own connections, else over
+    /// reqwest like any other call.
+    async fn wait(&self, url: Url, cred: &Credentials, deadline: Duration, what: &str) -> Result<Vec<u8>, CloudError> {
+        if let Some(waits) = self.waits.as_ref().filter(|w| !w.declined()) {
+            let mut headers = HeaderMap::new();
+            headers.insert("accept", HeaderValue::from_static("application/json"));
+            let token = waits::sensitive(&format!("Bearer {}", cred.access_token.expose_secret()));
+            let team = cred.team.as_ref().map(|t| HeaderValue::from_str(t.as_str()));
+            match (token, team.transpose()) {
+                (Some(token), Ok(team)) => {
+                    headers.insert(AUTHORIZATION, token);
+                    if let Some(team) = team {
+                        headers.insert("x-cmux-team", team);
+                    }
+                }
+                _ => {
+                    return Err(CloudError::RetryLater {
+                        what: what.into(),
+                        reason: "the credentials cannot be sent as headers".into(),
+                        retry_after: None,
+                    });
+                }
+            }
+            match waits.get(&url, headers, deadline, SNAPSHOT_CAP).await {
+                Ok(answer) => return read_answer(what, answer.status, &answer.headers, answer.body),
+                // Declined by ALPN: this wait and the next go over reqwest, which speaks HTTP/1.1 to it.
+                Err(WaitFailed::NoHttp2) => {}
+                Err(WaitFailed::TooLarge(cap)) => return Err(unreadable(what, format!("the body is larger than {} KiB", cap / 1024))),
+                Err(e) => return Err(CloudError::RetryLater { what: what.into(), reason: e.to_string(), retry_after: None }),
+            }
+        }
+        // Boxed: reqwest's future is kilobytes, and inline it would weigh on every wait in flight.
+        Box::pin(self.call(Method::GET, url, Some(cred), None, deadline, SNAPSHOT_CAP, what)).await
+    }
+
     #[allow(clippy::too_many_arguments)]
     async fn call(
         &self,
@@ -341,9 +321,7 @@ impl CloudClient {
         cap: usize,
         what: &str,
     ) -> Result<Vec<u8>, CloudError> {
-        let place =
-            self.pools.take().map_err(|e| CloudError::RetryLater { what: what.into(), reason: e.to_string(), retry_after: None })?;
-        let mut req = place.0.http.request(method, url).timeout(timeout);
+        let mut req = self.http.request(method, url).timeout(timeout);
         if let Some(cred) = cred {
             req = req.bearer_auth(cred.access_token.expose_secret());
             if let Some(team) = &cred.team {
@@ -354,13 +332,6 @@ impl CloudClient {
             req = req.json(&body);
         }
         let mut resp = req.send().await.map_err(|e| network(what, &e))?;
-        let status = resp.status();
-        let retry_after = resp
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
         let mut bytes = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(|e| network(what, &e))? {
             if bytes.len() + chunk.len() > cap {
@@ -368,29 +339,36 @@ impl CloudClient {
             }
             bytes.extend_from_slice(&chunk);
         }
-        if status.is_success() {
-            return Ok(bytes);
-        }
-        let (code, message, retryable) = error_body(&bytes);
-        let detail = match (&code, &message) {
-            (Some(c), Some(m)) => format!("{c}: {m}"),
-            (Some(c), None) => c.clone(),
-            _ => String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned(),
-        };
-        Err(match status {
-            StatusCode::UNAUTHORIZED => CloudError::StaleToken,
-            StatusCode::FORBIDDEN | StatusCode::NOT_FOUND => CloudError::Gone { what: what.into(), status: status.as_u16() },
-            s if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() || retryable => {
-                CloudError::RetryLater { what: what.into(), reason: format!("the server answered {} ({detail})", s.as_u16()), retry_after }
-            }
-            s if s.is_redirection() => CloudError::Refused {
-                what: what.into(),
-                status: s.as_u16(),
-                detail: "redirects are not followed (they would carry the token elsewhere)".into(),
-            },
-            s => CloudError::Refused { what: what.into(), status: s.as_u16(), detail },
-        })
+        read_answer(what, resp.status(), resp.headers(), bytes)
     }
+}
+
+/// An answer's body, or the error its status says (docs/cloud-api.md, "Errors").
+fn read_answer(what: &str, status: StatusCode, headers: &HeaderMap, bytes: Vec<u8>) -> Result<Vec<u8>, CloudError> {
+    if status.is_success() {
+        return Ok(bytes);
+    }
+    let retry_after =
+        headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_secs);
+    let (code, message, retryable) = error_body(&bytes);
+    let detail = match (&code, &message) {
+        (Some(c), Some(m)) => format!("{c}: {m}"),
+        (Some(c), None) => c.clone(),
+        _ => String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned(),
+    };
+    Err(match status {
+        StatusCode::UNAUTHORIZED => CloudError::StaleToken,
+        StatusCode::FORBIDDEN | StatusCode::NOT_FOUND => CloudError::Gone { what: what.into(), status: status.as_u16() },
+        s if s == StatusCode::TOO_MANY_REQUESTS || s.is_server_error() || retryable => {
+            CloudError::RetryLater { what: what.into(), reason: format!("the server answered {} ({detail})", s.as_u16()), retry_after }
+        }
+        s if s.is_redirection() => CloudError::Refused {
+            what: what.into(),
+            status: s.as_u16(),
+            detail: "redirects are not followed (they would carry the token elsewhere)".into(),
+        },
+        s => CloudError::Refused { what: what.into(), status: s.as_u16(), detail },
+    })
 }
 
 /// Items of a list that parsed, and the ones that did not, each with what was wrong.

@@ -7,6 +7,7 @@ pub mod client;
 pub mod error;
 pub mod ids;
 pub mod types;
+mod waits;
 
 pub use client::{CloudClient, Credentials, Listing};
 pub use error::CloudError;

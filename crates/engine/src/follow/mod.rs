@@ -314,10 +314,13 @@ impl Follower {
             }
             let cred = session.credentials();
             let asked = tokio::time::Instant::now();
+            // Boxed, as the store writes below: a follow's task then weighs what it keeps between
+            // asks, and the wait in flight what the wait needs (`scripts/bench` row 2, memory).
+            let asking = Box::pin(self.ask(&row, &cred, cursor));
             let answer = tokio::select! {
                 biased;
                 _ = stop.cancelled() => return FollowEnd::Stopped(stop_reason(session)),
-                a = self.ask(&row, &cred, cursor) => a,
+                a = asking => a,
             };
             let elapsed = asked.elapsed();
             let pause = match answer {
@@ -330,7 +333,7 @@ impl Follower {
                     };
                     if title.as_ref() != Some(&named) {
                         let (kind, id, name) = (row.kind, row.id.clone(), named.clone());
-                        match self.on_store(move |o| o.set_follow_title(kind, &id, &name)).await {
+                        match Box::pin(self.on_store(move |o| o.set_follow_title(kind, &id, &name))).await {
                             Ok(changed) => {
                                 if changed {
                                     let _ = inner.events.send(FollowerEvent::Named);
@@ -341,8 +344,8 @@ impl Follower {
                         }
                     }
                     let recorded = match answer {
-                        Answer::Run(run) => self.record_run(&row, session, run).await,
-                        Answer::Handoff(h) => self.record_handoff(&row, session, &mut cursor, &mut changed_at, h).await,
+                        Answer::Run(run) => Box::pin(self.record_run(&row, session, run)).await,
+                        Answer::Handoff(h) => Box::pin(self.record_handoff(&row, session, &mut cursor, &mut changed_at, h)).await,
                     };
                     match recorded {
                         Ok(Some(end)) => return end,
