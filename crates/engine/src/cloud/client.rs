@@ -298,8 +298,8 @@ impl CloudClient {
                     });
                 }
             }
-            match waits.get(&url, headers, deadline, SNAPSHOT_CAP).await {
-                Ok(answer) => return read_answer(what, answer.status, &answer.headers, answer.body),
+            match waits.get(&url, &headers, deadline, SNAPSHOT_CAP).await {
+                Ok(answer) => return read_answer(what, answer.status, answer.retry_after, answer.body),
                 // Declined by ALPN: this wait and the next go over reqwest, which speaks HTTP/1.1 to it.
                 Err(WaitFailed::NoHttp2) => {}
                 Err(WaitFailed::TooLarge(cap)) => return Err(unreadable(what, format!("the body is larger than {} KiB", cap / 1024))),
@@ -339,17 +339,15 @@ impl CloudClient {
             }
             bytes.extend_from_slice(&chunk);
         }
-        read_answer(what, resp.status(), resp.headers(), bytes)
+        read_answer(what, resp.status(), retry_after(resp.headers()), bytes)
     }
 }
 
 /// An answer's body, or the error its status says (docs/cloud-api.md, "Errors").
-fn read_answer(what: &str, status: StatusCode, headers: &HeaderMap, bytes: Vec<u8>) -> Result<Vec<u8>, CloudError> {
+fn read_answer(what: &str, status: StatusCode, retry_after: Option<Duration>, bytes: Vec<u8>) -> Result<Vec<u8>, CloudError> {
     if status.is_success() {
         return Ok(bytes);
     }
-    let retry_after =
-        headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_secs);
     let (code, message, retryable) = error_body(&bytes);
     let detail = match (&code, &message) {
         (Some(c), Some(m)) => format!("{c}: {m}"),
@@ -369,6 +367,11 @@ fn read_answer(what: &str, status: StatusCode, headers: &HeaderMap, bytes: Vec<u
         },
         s => CloudError::Refused { what: what.into(), status: s.as_u16(), detail },
     })
+}
+
+/// `Retry-After` in seconds (docs/cloud-api.md, "Where this project's build differs").
+pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_secs)
 }
 
 /// Items of a list that parsed, and the ones that did not, each with what was wrong.
