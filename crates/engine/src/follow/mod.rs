@@ -12,7 +12,7 @@ pub mod pacing;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{Notify, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -117,10 +117,21 @@ impl Session {
 
 struct Running {
     stop: CancellationToken,
-    ended: watch::Receiver<Option<FollowEnd>>,
 }
 
 type Key = (FollowKind, String);
+
+/// What a follow carries from one answer to the next.
+struct Progress {
+    cursor: u64,
+    changed_at: i64,
+    failures: u32,
+    /// The name the store has: written only when a snapshot says otherwise, not per answer.
+    title: Option<String>,
+}
+
+/// Ends kept for a waiter that is slow to read them; one that misses some reads the outbox.
+const ENDS_KEPT: usize = 256;
 
 /// The follower. Cheap to clone.
 #[derive(Clone)]
@@ -135,6 +146,9 @@ struct Inner {
     pacing: Pacing,
     limits: Limits,
     running: Mutex<HashMap<Key, Running>>,
+    /// Every follow's end, for the few who wait for one: one channel for all, rather than one a
+    /// follow (a channel of its own cost each of 10,000 follows about 400 bytes).
+    ends: broadcast::Sender<(Key, FollowEnd)>,
     tracker: TaskTracker,
     deliver: Arc<Notify>,
     events: mpsc::UnboundedSender<FollowerEvent>,
@@ -162,6 +176,7 @@ impl Follower {
                 pacing,
                 limits,
                 running: Mutex::new(HashMap::new()),
+                ends: broadcast::channel(ENDS_KEPT).0,
                 tracker,
                 deliver,
                 events,
@@ -233,8 +248,7 @@ impl Follower {
             return;
         }
         let stop = session.stop.child_token();
-        let (tx, rx) = watch::channel(None);
-        running.insert(key.clone(), Running { stop: stop.clone(), ended: rx });
+        running.insert(key.clone(), Running { stop: stop.clone() });
         drop(running);
         let this = self.clone();
         let session = session.clone();
@@ -243,7 +257,7 @@ impl Follower {
             tracing::debug!(kind = key.0.as_str(), id = %key.1, ?end, "follow ended");
             // Remove before telling, so a waiter arriving later reads the outbox instead.
             this.running().remove(&key);
-            let _ = tx.send(Some(end));
+            let _ = this.inner.ends.send((key, end));
         });
     }
 
@@ -257,14 +271,23 @@ impl Follower {
     /// Waits for a Run's end. A follow that ends any other way (gone, expired, stopped) gives an
     /// error, never a hang; a Run that ended before is answered from its card.
     pub async fn wait_run_end(&self, id: &RunId) -> Result<Box<Run>, WaitError> {
-        let rx = self.running().get(&(FollowKind::Run, id.to_string())).map(|r| r.ended.clone());
-        let end = match rx {
-            Some(mut rx) => match rx.wait_for(Option::is_some).await {
-                Ok(end) => end.clone(),
-                Err(_) => None,
-            },
-            None => None,
-        };
+        use broadcast::error::RecvError;
+        let key = (FollowKind::Run, id.to_string());
+        // Listening before looking: an end told after the look is not missed.
+        let mut ends = self.inner.ends.subscribe();
+        let mut end = None;
+        while self.running().contains_key(&key) {
+            match ends.recv().await {
+                Ok((k, e)) if k == key => {
+                    end = Some(e);
+                    break;
+                }
+                // Another follow's end, or some missed (thousands ended at once): look again;
+                // a follow no longer running has its end in the outbox.
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => break,
+            }
+        }
         match end {
             Some(FollowEnd::RunEnded(run)) => Ok(run),
             Some(other) => Err(WaitError::Ended { id: id.to_string(), why: format!("{other:?}") }),
@@ -297,89 +320,30 @@ impl Follower {
 
     async fn follow_loop(&self, session: &Session, row: FollowRow, stop: &CancellationToken) -> FollowEnd {
         let inner = &self.inner;
-        let mut cursor = row.cursor;
-        let mut changed_at = row.changed_at;
-        let mut failures = 0u32;
-        // The name the store has: written only when a snapshot says otherwise, not per answer.
-        let mut title = row.title.clone();
+        let mut progress = Progress { cursor: row.cursor, changed_at: row.changed_at, failures: 0, title: row.title.clone() };
         loop {
             let now = inner.clock.now_ms();
             let expired = match row.kind {
                 FollowKind::Run => now - row.started_at >= inner.limits.run_age_ms,
-                FollowKind::Handoff => now - changed_at >= inner.limits.handoff_idle_ms,
+                FollowKind::Handoff => now - progress.changed_at >= inner.limits.handoff_idle_ms,
             };
             if expired {
                 self.end_in_outbox(&row, "expired");
                 return FollowEnd::Expired;
             }
-            let cred = session.credentials();
             let asked = tokio::time::Instant::now();
-            // Boxed, as the store writes below: a follow's task then weighs what it keeps between
-            // asks, and the wait in flight what the wait needs (`scripts/bench` row 2, memory).
-            let asking = Box::pin(self.ask(&row, &cred, cursor));
+            // The wait, and what is done with its answer, are boxed: a follow's task then weighs
+            // only what it keeps between asks, and the wait in flight only what a wait needs
+            // (10,000 follows are 10,000 of each; `scripts/bench` row 2, memory).
+            let asking = Box::pin(self.ask(&row, session.credentials(), progress.cursor));
             let answer = tokio::select! {
                 biased;
                 _ = stop.cancelled() => return FollowEnd::Stopped(stop_reason(session)),
                 a = asking => a,
             };
-            let elapsed = asked.elapsed();
-            let pause = match answer {
-                Ok(answer) => {
-                    failures = 0;
-                    self.reachable(None);
-                    let named = match &answer {
-                        Answer::Run(run) => notice::run_title(&run.task),
-                        Answer::Handoff(h) => notice::handoff_title(h),
-                    };
-                    if title.as_ref() != Some(&named) {
-                        let (kind, id, name) = (row.kind, row.id.clone(), named.clone());
-                        match Box::pin(self.on_store(move |o| o.set_follow_title(kind, &id, &name))).await {
-                            Ok(changed) => {
-                                if changed {
-                                    let _ = inner.events.send(FollowerEvent::Named);
-                                }
-                                title = Some(named);
-                            }
-                            Err(e) => tracing::info!(id = %row.id, "naming the follow: {e}"),
-                        }
-                    }
-                    let recorded = match answer {
-                        Answer::Run(run) => Box::pin(self.record_run(&row, session, run)).await,
-                        Answer::Handoff(h) => Box::pin(self.record_handoff(&row, session, &mut cursor, &mut changed_at, h)).await,
-                    };
-                    match recorded {
-                        Ok(Some(end)) => return end,
-                        Ok(None) => inner.pacing.after_answer(elapsed),
-                        // The store could not save it: ask again later, the server still has it.
-                        Err(e) => {
-                            failures += 1;
-                            self.problem(format!("saving {} failed: {e}", row.id));
-                            inner.pacing.after_failure(failures, None, elapsed, rand::random())
-                        }
-                    }
-                }
-                Err(CloudError::Gone { status, .. }) => {
-                    self.end_in_outbox(&row, &format!("gone ({status})"));
-                    return FollowEnd::Gone(status);
-                }
-                Err(CloudError::StaleToken) => {
-                    let _ = inner.events.send(FollowerEvent::StaleToken { account: session.account.clone() });
-                    // The engine renews the token (the next request uses it) or signs out (stop).
-                    failures += 1;
-                    inner.pacing.after_failure(failures, None, elapsed, rand::random())
-                }
-                Err(e) => {
-                    failures += 1;
-                    if matches!(e, CloudError::Unreadable { .. }) {
-                        self.problem(e.to_string());
-                    } else {
-                        if matches!(e, CloudError::RetryLater { .. }) && failures >= UNREACHABLE_AFTER {
-                            self.reachable(Some(e.to_string()));
-                        }
-                        tracing::info!(id = %row.id, failures, "{e}");
-                    }
-                    inner.pacing.after_failure(failures, e.retry_after(), elapsed, rand::random())
-                }
+            let pause = match Box::pin(self.take_answer(&row, session, &mut progress, answer, asked.elapsed())).await {
+                Ok(pause) => pause,
+                Err(end) => return end,
             };
             if !pause.is_zero() {
                 tokio::select! {
@@ -391,16 +355,87 @@ impl Follower {
         }
     }
 
-    async fn ask(&self, row: &FollowRow, cred: &Credentials, cursor: u64) -> Result<Answer, CloudError> {
+    /// What an answer (or a failure) means for the follow: the pause before the next ask, or
+    /// the follow's end.
+    async fn take_answer(
+        &self,
+        row: &FollowRow,
+        session: &Session,
+        progress: &mut Progress,
+        answer: Result<Answer, CloudError>,
+        elapsed: std::time::Duration,
+    ) -> Result<std::time::Duration, FollowEnd> {
+        let inner = &self.inner;
+        Ok(match answer {
+            Ok(answer) => {
+                progress.failures = 0;
+                self.reachable(None);
+                let named = match &answer {
+                    Answer::Run(run) => notice::run_title(&run.task),
+                    Answer::Handoff(h) => notice::handoff_title(h),
+                };
+                if progress.title.as_ref() != Some(&named) {
+                    let (kind, id, name) = (row.kind, row.id.clone(), named.clone());
+                    match self.on_store(move |o| o.set_follow_title(kind, &id, &name)).await {
+                        Ok(changed) => {
+                            if changed {
+                                let _ = inner.events.send(FollowerEvent::Named);
+                            }
+                            progress.title = Some(named);
+                        }
+                        Err(e) => tracing::info!(id = %row.id, "naming the follow: {e}"),
+                    }
+                }
+                let recorded = match answer {
+                    Answer::Run(run) => self.record_run(row, session, run).await,
+                    Answer::Handoff(h) => self.record_handoff(row, session, &mut progress.cursor, &mut progress.changed_at, h).await,
+                };
+                match recorded {
+                    Ok(Some(end)) => return Err(end),
+                    Ok(None) => inner.pacing.after_answer(elapsed),
+                    // The store could not save it: ask again later, the server still has it.
+                    Err(e) => {
+                        progress.failures += 1;
+                        self.problem(format!("saving {} failed: {e}", row.id));
+                        inner.pacing.after_failure(progress.failures, None, elapsed, rand::random())
+                    }
+                }
+            }
+            Err(CloudError::Gone { status, .. }) => {
+                self.end_in_outbox(row, &format!("gone ({status})"));
+                return Err(FollowEnd::Gone(status));
+            }
+            Err(CloudError::StaleToken) => {
+                let _ = inner.events.send(FollowerEvent::StaleToken { account: session.account.clone() });
+                // The engine renews the token (the next request uses it) or signs out (stop).
+                progress.failures += 1;
+                inner.pacing.after_failure(progress.failures, None, elapsed, rand::random())
+            }
+            Err(e) => {
+                progress.failures += 1;
+                if matches!(e, CloudError::Unreadable { .. }) {
+                    self.problem(e.to_string());
+                } else {
+                    if matches!(e, CloudError::RetryLater { .. }) && progress.failures >= UNREACHABLE_AFTER {
+                        self.reachable(Some(e.to_string()));
+                    }
+                    tracing::info!(id = %row.id, failures = progress.failures, "{e}");
+                }
+                inner.pacing.after_failure(progress.failures, e.retry_after(), elapsed, rand::random())
+            }
+        })
+    }
+
+    async fn ask(&self, row: &FollowRow, cred: Credentials, cursor: u64) -> Result<Answer, CloudError> {
         let cloud = &self.inner.cloud;
         match row.kind {
             FollowKind::Run => {
                 let id = RunId::parse(&row.id).map_err(|e| bad_stored_id(&row.id, e))?;
-                cloud.wait_run(cred, &id).await.map(Answer::Run)
+                cloud.wait_run(&cred, &id).await.map(Answer::Run)
             }
             FollowKind::Handoff => {
                 let id = HandoffId::parse(&row.id).map_err(|e| bad_stored_id(&row.id, e))?;
-                cloud.wait_handoff(cred, &id, cursor).await.map(Answer::Handoff)
+                cloud.wait_handoff(&cred, &id, cursor).await.map(Answer::Handoff)
             }
         }
     }
