@@ -363,3 +363,23 @@ async fn only_store_ids_reach_the_path_and_only_the_two_headers_are_sent() {
         assert!(cmux_tray_engine::cloud::RunId::parse(bad).is_err(), "{bad}");
     }
 }
+
+/// Follows tell their ends on one channel for all (it keeps the last 256): a waiter among 300
+/// ends at once reads past the others' ends to its own. (Here it keeps up; one that falls behind
+/// reads its end from the outbox, as a waiter arriving after the end does.)
+#[tokio::test(start_paused = true)]
+async fn a_waiter_gets_its_runs_end_among_300_ends_at_once() {
+    let w = World::new().await;
+    let runs: Vec<_> = (0..300).map(|i| w.run(&format!("Run {i}"))).collect();
+    for run in &runs {
+        w.engine.follow_run(run).unwrap();
+    }
+    let (engine, last) = (w.engine.clone(), runs[299].clone());
+    let waiter = tokio::spawn(async move { engine.wait_run_end(&last).await });
+    pass(SECS(3)).await;
+    for run in &runs {
+        w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
+    }
+    let end = tokio::time::timeout(SECS(60), waiter).await.expect("no hang").unwrap().expect("the end");
+    assert_eq!((end.id.as_str(), end.status), (runs[299].as_str(), cmux_tray_engine::cloud::RunStatus::Succeeded));
+}
