@@ -135,7 +135,9 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
     }
     let col = |f: &dyn Fn(&Idle) -> f64| r.iter().map(f).collect::<Vec<f64>>();
     let method = format!("release app, tray only, {}s after start, 100 follows; /proc/PID/smaps_rollup", settle.as_secs());
-    figures.push(Figure::of(3, "idle app RSS, tray only", "MiB", &col(&|i| i.rss), Goal::at_most(40.0, 400.0), &method));
+    // The 40 MB is 38.1 MiB; the figure is in MiB, as /proc counts.
+    let goal_mib = 40e6 / (1024.0 * 1024.0);
+    figures.push(Figure::of(3, "idle app RSS, tray only", "MiB", &col(&|i| i.rss), Goal::at_most(goal_mib, 400.0), &method));
     figures.push(Figure::of(3, "idle app PSS, tray only", "MiB", &col(&|i| i.pss), None, &method));
     figures.push(Figure::of(
         3,

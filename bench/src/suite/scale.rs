@@ -44,7 +44,9 @@ pub fn run(quick: bool, follows: Option<usize>, figures: &mut Vec<Figure>, notes
         let name = |what: &str| format!("{what}, {follows} follows, {transport}");
         // The goals are for the transport the product uses by default (HTTP/2, docs/cloud-api.md).
         let goal = |g: Option<Goal>| if transport == "HTTP/2" { g } else { None };
-        figures.push(Figure::of(2, &name("memory added"), "MiB", &col(&|r| r.added_mib), goal(Goal::at_most(64.0, 256.0)), &method));
+        // The 64 MB is 61.0 MiB; the figure is in MiB, as /proc counts.
+        let goal_mib = 64e6 / (1024.0 * 1024.0);
+        figures.push(Figure::of(2, &name("memory added"), "MiB", &col(&|r| r.added_mib), goal(Goal::at_most(goal_mib, 256.0)), &method));
         figures.push(Figure::of(2, &name("memory per follow"), "KiB", &col(&|r| r.added_mib * 1024.0 / follows as f64), None, &method));
         figures.push(Figure::of(2, &name("CPU while held"), "% of a core", &col(&|r| r.cpu_pct), goal(Goal::at_most(2.0, 60.0)), &method));
         figures.push(Figure::of(2, &name("waits held at the simulator"), "", &col(&|r| r.held as f64), None, &method));
