@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Duration;
 
-use cmux_cloud_sim::RunChange;
+use cmux_cloud_sim::{Fault, FaultBody, RunChange};
 use cmux_tray_engine::cloud::client::Transport;
 use cmux_tray_engine::cloud::{CloudClient, CloudError, Credentials, RunId, RunStatus};
 use common::eventually;
@@ -118,5 +118,11 @@ async fn over_http2_a_wait_sends_only_the_two_headers_and_reads_errors_as_any_ca
     match client.wait_run(&stale, &id).await {
         Err(CloudError::StaleToken) => {}
         other => panic!("a refused token: {other:?}"),
+    }
+    // A 16 MiB answer is read up to the snapshot cap (256 KiB, docs/cloud-api.md) and no further.
+    sim.sim.add_fault(Fault::on("/wait").body(FaultBody::Oversized));
+    match client.wait_run(&cred, &id).await {
+        Err(CloudError::Unreadable { detail, .. }) if detail.contains("larger than 256 KiB") => {}
+        other => panic!("an oversized answer: {other:?}"),
     }
 }

@@ -94,11 +94,14 @@ pub async fn start_engine(sim: &RunningSim, db: &std::path::Path, desktop: Arc<R
     let mut opts = EngineOptions::new(&sim.origin(), &sim.origin(), db.to_path_buf(), desktop);
     opts.clock = clock;
     opts.config_file = Some(db.with_file_name("config.toml"));
-    // HTTP/1.1, not the default HTTP/2: on tokio's paused clock a wait that shares a new HTTP/2
-    // connection with another call is never answered (its deadline, 25 s of virtual time, ends
-    // it), which real time does not do (tests/transport.rs checks that race in real time, and the
-    // end-to-end tests run the binaries over HTTP/2). These tests are about what the engine
-    // decides, in virtual time.
+    // HTTP/1.1, not the default HTTP/2: on tokio's paused clock, exchanges over HTTP/2 that take
+    // more than one round of the connection's own frames went wrong where real time does not.
+    // Through reqwest, a wait sharing a new connection with another call was never answered
+    // before its deadline. On the waits' own connections (2026-12-02), 2 of 180 of these tests
+    // failed: a 16 MiB answer was not reported as too large, and a burst of ten was told in one
+    // banner instead of two. tests/transport.rs covers HTTP/2 in real time, and the end-to-end
+    // tests run the binaries over HTTP/2. These tests are about what the engine decides, in
+    // virtual time.
     opts.transport = cmux_tray_engine::cloud::client::Transport::Http1;
     Engine::start(opts).await.expect("the engine starts")
 }
