@@ -81,12 +81,13 @@ impl Drop for Place {
 
 impl WaitConnections {
     pub fn new(origin: &Url, tls: &rustls::ClientConfig) -> Result<Self, String> {
-        let host = origin.host_str().ok_or("the API URL has no host")?.to_string();
+        // Without an IPv6 address's brackets: as TCP and TLS take it.
+        let host = origin.host_str().ok_or("the API URL has no host")?.trim_start_matches('[').trim_end_matches(']').to_string();
         let port = origin.port_or_known_default().ok_or("the API URL has no port")?;
         let tls = match origin.scheme() {
             "https" => {
-                let name = rustls::pki_types::ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']').to_string())
-                    .map_err(|e| format!("{host:?} is not a TLS server name: {e}"))?;
+                let name =
+                    rustls::pki_types::ServerName::try_from(host.clone()).map_err(|e| format!("{host:?} is not a TLS server name: {e}"))?;
                 Some((tokio_rustls::TlsConnector::from(Arc::new(tls.clone())), name))
             }
             _ => None,
@@ -173,9 +174,7 @@ impl WaitConnections {
 
     async fn connect(&self, conn: Weak<Connection>) -> Result<h2::client::SendRequest<Bytes>, WaitFailed> {
         let opened = async {
-            let tcp = TcpStream::connect((self.host.trim_start_matches('[').trim_end_matches(']'), self.port))
-                .await
-                .map_err(|e| WaitFailed::Connect(e.to_string()))?;
+            let tcp = TcpStream::connect((self.host.as_str(), self.port)).await.map_err(|e| WaitFailed::Connect(e.to_string()))?;
             let _ = tcp.set_nodelay(true);
             match &self.tls {
                 None => handshake(tcp, conn).await,
