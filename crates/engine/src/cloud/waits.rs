@@ -264,4 +264,91 @@ mod tests {
         assert!(Arc::ptr_eq(&second.0, &third.0));
         assert_eq!(waits.count(), 1, "and leaves once its last wait ended");
     }
+
+    /// The TLS path against a real rustls server on loopback, with a certificate made for the
+    /// test: what the cloud does (ALPN `h2`), and what a server or proxy without HTTP/2 does.
+    mod over_tls {
+        use tokio::net::TcpListener;
+        use tokio_rustls::TlsAcceptor;
+
+        use super::*;
+
+        /// A server for `localhost` that offers `alpn` and answers every HTTP/2 request with
+        /// 200 and the `authorization` it was sent; and a client config that trusts it.
+        async fn server(alpn: &[&[u8]]) -> (Url, rustls::ClientConfig) {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+            let key = rustls::pki_types::PrivateKeyDer::Pkcs8(made.signing_key.serialize_der().into());
+            let mut config =
+                rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(vec![made.cert.der().clone()], key).unwrap();
+            config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+            let acceptor = TlsAcceptor::from(Arc::new(config));
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let port = listener.local_addr().unwrap().port();
+            tokio::spawn(async move {
+                while let Ok((tcp, _)) = listener.accept().await {
+                    let acceptor = acceptor.clone();
+                    tokio::spawn(async move {
+                        let Ok(tls) = acceptor.accept(tcp).await else { return };
+                        if tls.get_ref().1.alpn_protocol() != Some(b"h2") {
+                            return; // an HTTP/1.1 server: the client must not speak HTTP/2 to it
+                        }
+                        let mut conn = h2::server::handshake(tls).await.unwrap();
+                        while let Some(Ok((request, mut respond))) = conn.accept().await {
+                            let auth = request.headers().get("authorization").map(|v| v.as_bytes().to_vec()).unwrap_or_default();
+                            let mut body = respond.send_response(http::Response::new(()), false).unwrap();
+                            body.send_data(Bytes::from(auth), true).unwrap();
+                        }
+                    });
+                }
+            });
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(made.cert.der().clone()).unwrap();
+            let mut client = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+            // As `CloudClient` offers them (client.rs).
+            client.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            (Url::parse(&format!("https://localhost:{port}/")).unwrap(), client)
+        }
+
+        fn headers() -> HeaderMap {
+            let mut headers = HeaderMap::new();
+            headers.insert("authorization", sensitive("Bearer t0ken").unwrap());
+            headers
+        }
+
+        #[tokio::test]
+        async fn a_wait_is_an_h2_stream_when_the_server_picks_h2() {
+            let (origin, client) = server(&[b"h2", b"http/1.1"]).await;
+            let waits = WaitConnections::new(&origin, &client).unwrap();
+            for _ in 0..2 {
+                let answer = waits.get(&origin.join("v1/x/wait").unwrap(), &headers(), Duration::from_secs(10), 1024).await.unwrap();
+                assert_eq!(answer.status, StatusCode::OK);
+                assert_eq!(answer.body, b"Bearer t0ken");
+            }
+            assert!(!waits.declined());
+            assert_eq!(waits.count(), 1, "both waits went over the one TLS connection");
+        }
+
+        #[tokio::test]
+        async fn a_server_that_picks_http_1_1_is_remembered_and_left_to_reqwest() {
+            let (origin, client) = server(&[b"http/1.1"]).await;
+            let waits = WaitConnections::new(&origin, &client).unwrap();
+            let failed = waits.get(&origin.join("v1/x/wait").unwrap(), &headers(), Duration::from_secs(10), 1024).await;
+            assert!(matches!(failed, Err(WaitFailed::NoHttp2)), "{:?}", failed.err());
+            assert!(waits.declined());
+        }
+
+        #[tokio::test]
+        async fn a_certificate_the_client_does_not_trust_fails_the_connect_and_names_why() {
+            let (origin, _) = server(&[b"h2"]).await;
+            let stranger = rustls::ClientConfig::builder().with_root_certificates(rustls::RootCertStore::empty()).with_no_client_auth();
+            let waits = WaitConnections::new(&origin, &stranger).unwrap();
+            let failed = waits.get(&origin.join("v1/x/wait").unwrap(), &headers(), Duration::from_secs(10), 1024).await;
+            match failed {
+                Err(WaitFailed::Connect(why)) => assert!(why.contains("certificate"), "{why}"),
+                other => panic!("{:?}", other.err()),
+            }
+            assert!(!waits.declined(), "a refused certificate is not a server without HTTP/2");
+        }
+    }
 }
