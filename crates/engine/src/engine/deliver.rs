@@ -38,6 +38,17 @@ const HOLD_RECHECK: Duration = Duration::from_secs(30);
 /// this late, which lengthens its settle by as much (never past `settle::MAX`).
 const SETTLE_LOOK: Duration = Duration::from_millis(50);
 
+/// The untold keys read while a burst settles: each look reads only the notices saved since the
+/// last one (a burst of thousands is looked at every `SETTLE_LOOK`), and a pass that decides
+/// starts over from a full read. A notice that stops being untold while its burst settles (a
+/// `notification.clear`) is dropped at that full read.
+#[derive(Default)]
+struct Looked {
+    keys: Vec<(i64, String)>,
+    /// Whether `keys` holds every untold key up to its last (false: read them all again).
+    whole: bool,
+}
+
 /// How a pass ended.
 enum Pass {
     /// Followers are settling: look again after this long, or when one more comes.
@@ -54,8 +65,9 @@ impl Engine {
     pub(super) fn spawn_deliverer(&self) {
         let this = self.clone();
         self.inner.tracker.spawn(async move {
+            let mut looked = Looked::default();
             loop {
-                let wake = match this.deliver_once().await {
+                let wake = match this.deliver_once(&mut looked).await {
                     Ok(Pass::Done(wake)) => wake,
                     Ok(Pass::Settling(wait)) => {
                         // A wake-up meanwhile is kept by `Notify` for the select below.
@@ -82,16 +94,24 @@ impl Engine {
     }
 
     /// One pass. Returns when to look again without being woken (a burst settling, a hold ending).
-    async fn deliver_once(&self) -> Result<Pass, String> {
+    async fn deliver_once(&self, looked: &mut Looked) -> Result<Pass, String> {
         let outbox = &self.inner.outbox;
-        // Keys first: while a burst settles this is all a pass reads.
-        let fresh = outbox.untold_keys_except(Source::App.as_str()).map_err(|e| e.to_string())?;
-        let (chain, leading) = match self.settling(&fresh) {
-            Verdict::Wait(wait) => return Ok(Pass::Settling(wait)),
+        // Keys first: while a burst settles this is all a pass reads, and only the new ones.
+        let after = if looked.whole { looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq) } else { i64::MIN };
+        if !looked.whole {
+            looked.keys.clear();
+        }
+        looked.whole = false;
+        looked.keys.extend(outbox.untold_keys_except(Source::App.as_str(), after).map_err(|e| e.to_string())?);
+        let (chain, leading) = match self.settling(&looked.keys) {
+            Verdict::Wait(wait) => {
+                looked.whole = true;
+                return Ok(Pass::Settling(wait));
+            }
             Verdict::Decide { chain, leading } => (chain, leading),
         };
         // What the verdict saw: a notice saved since then settles in the next pass.
-        let seen = fresh.last().map_or(i64::MIN, |(seq, _)| *seq);
+        let seen = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let untold: Vec<StoredNotice> =
             outbox.untold().map_err(|e| e.to_string())?.into_iter().filter(|n| n.source == Source::App.as_str() || n.seq <= seen).collect();
         let now_ms = self.inner.clock.now_ms();

@@ -555,14 +555,16 @@ impl Outbox {
         self.notices_where("state = 'untold' ORDER BY seq", [])
     }
 
-    /// The keys and sequence numbers of the untold notices not of `source`, oldest first: what
-    /// the deliverer looks at while a burst settles, many times a second, without whole rows.
-    pub fn untold_keys_except(&self, source: &str) -> Result<Vec<(i64, String)>, OutboxError> {
+    /// The keys and sequence numbers of the untold notices not of `source` saved after `seq`
+    /// (all of them from `i64::MIN`), oldest first: what the deliverer looks at while a burst
+    /// settles, many times a second, without whole rows. A notice saved later has a larger
+    /// `seq`: the store's one connection saves them in turn.
+    pub fn untold_keys_except(&self, source: &str, after: i64) -> Result<Vec<(i64, String)>, OutboxError> {
         let conn = self.lock();
         let mut stmt = conn
-            .prepare_cached("SELECT seq, key FROM notices WHERE state = 'untold' AND source != ?1 ORDER BY seq")
+            .prepare_cached("SELECT seq, key FROM notices WHERE state = 'untold' AND source != ?1 AND seq > ?2 ORDER BY seq")
             .map_err(|e| self.err(e))?;
-        let rows = stmt.query_map([source], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| self.err(e))?;
+        let rows = stmt.query_map(params![source, after], |r| Ok((r.get(0)?, r.get(1)?))).map_err(|e| self.err(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 

@@ -30,6 +30,25 @@ fn a_key_is_inserted_once_and_told_once() {
 }
 
 #[test]
+fn a_look_at_the_untold_keys_reads_those_saved_after_a_point_and_not_the_app_s_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    for k in ["a", "b", "c"] {
+        out.record_notice(&notice(k), 1).unwrap();
+    }
+    let mut own = notice("app");
+    own.source = Source::App;
+    out.record_notice(&own, 1).unwrap();
+    out.mark_told("b", None, "shown", false, 2).unwrap();
+    let all = out.untold_keys_except(Source::App.as_str(), i64::MIN).unwrap();
+    let keys: Vec<&str> = all.iter().map(|(_, k)| k.as_str()).collect();
+    assert_eq!(keys, ["a", "c"]);
+    out.record_notice(&notice("d"), 3).unwrap();
+    let since = out.untold_keys_except(Source::App.as_str(), all[1].0).unwrap();
+    assert_eq!(since.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(), ["d"], "only what was saved after c");
+}
+
+#[test]
 fn reopening_keeps_everything_and_migrates_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/dir/state.sqlite3");
