@@ -97,13 +97,15 @@ impl Engine {
     async fn deliver_once(&self, looked: &mut Looked) -> Result<Pass, String> {
         let outbox = &self.inner.outbox;
         // Keys first: while a burst settles this is all a pass reads, and only the new ones.
-        let after = if looked.whole { looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq) } else { i64::MIN };
-        if !looked.whole {
+        let whole = !looked.whole;
+        let after = if whole { i64::MIN } else { looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq) };
+        if whole {
             looked.keys.clear();
         }
         looked.whole = false;
+        let start = looked.keys.len();
         looked.keys.extend(outbox.untold_keys_except(Source::App.as_str(), after).map_err(|e| e.to_string())?);
-        let (chain, leading) = match self.settling(&looked.keys) {
+        let (chain, leading) = match self.settling(&looked.keys[start..], whole) {
             Verdict::Wait(wait) => {
                 looked.whole = true;
                 return Ok(Pass::Settling(wait));
@@ -212,11 +214,12 @@ impl Engine {
     }
 
     /// Whether to decide now (`settle`); the keys are those of `fresh` that may settle: a banner
-    /// the server refused waits for its own next try, not in anyone's burst.
-    fn settling(&self, fresh: &[(i64, String)]) -> Verdict {
+    /// the server refused waits for its own next try, not in anyone's burst. `whole`: `fresh` is
+    /// every untold key, not only those saved since the last look.
+    fn settling(&self, fresh: &[(i64, String)], whole: bool) -> Verdict {
         let tried = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner());
         let keys = fresh.iter().map(|(_, key)| key.as_str()).filter(|k| !tried.contains_key(*k));
-        self.inner.settle.lock().unwrap_or_else(|p| p.into_inner()).verdict(keys, Instant::now())
+        self.inner.settle.lock().unwrap_or_else(|p| p.into_inner()).verdict(keys, whole, Instant::now())
     }
 
     /// The notice of `source` told alone at the head of `chain`, while its banner is still up.

@@ -40,11 +40,15 @@ pub struct Settle {
 
 impl Settle {
     /// `fresh`: the keys of the untold notices that may settle (not the app's own, not those
-    /// waiting for another try at the server).
-    pub fn verdict<'a>(&mut self, fresh: impl IntoIterator<Item = &'a str>, now: Instant) -> Verdict {
-        let fresh: HashSet<&str> = fresh.into_iter().collect();
-        // A set: a burst of thousands is looked at on every pass while it settles.
-        self.seen.retain(|k, _| fresh.contains(k.as_str()));
+    /// waiting for another try at the server). `whole`: they are all of them, and a key seen
+    /// before that is missing was decided; otherwise they are only those saved since the last
+    /// look (a burst of thousands is looked at many times a second while it settles).
+    pub fn verdict<'a>(&mut self, fresh: impl IntoIterator<Item = &'a str>, whole: bool, now: Instant) -> Verdict {
+        let fresh: Vec<&str> = fresh.into_iter().collect();
+        if whole {
+            let all: HashSet<&str> = fresh.iter().copied().collect();
+            self.seen.retain(|k, _| all.contains(k.as_str()));
+        }
         let nothing_waits = self.seen.is_empty();
         let quiet_before = self.last.is_none_or(|l| now.saturating_duration_since(l) >= QUIET);
         let mut new = 0;
@@ -60,10 +64,10 @@ impl Settle {
             }
             self.last = Some(now);
         }
-        if fresh.is_empty() {
+        if self.seen.is_empty() {
             return Verdict::Decide { chain: self.chain, leading: false };
         }
-        if nothing_waits && quiet_before && fresh.len() == 1 {
+        if nothing_waits && quiet_before && self.seen.len() == 1 {
             return Verdict::Decide { chain: self.chain, leading: true };
         }
         let first = self.seen.values().min().copied().unwrap_or(now);
@@ -83,26 +87,26 @@ mod tests {
     fn a_notice_alone_is_decided_at_once_and_the_ones_that_follow_settle() {
         let t0 = Instant::now();
         let mut s = Settle::default();
-        assert_eq!(s.verdict(["a"], t0), Verdict::Decide { chain: 1, leading: true });
+        assert_eq!(s.verdict(["a"], true, t0), Verdict::Decide { chain: 1, leading: true });
         // "a" was told; "b" comes 90 ms later: it follows, and waits for the chain to go quiet.
-        assert_eq!(s.verdict(["b"], t0 + MS(90)), Verdict::Wait(QUIET));
-        assert_eq!(s.verdict(["b", "c"], t0 + MS(180)), Verdict::Wait(QUIET));
-        assert_eq!(s.verdict(["b", "c"], t0 + MS(680)), Verdict::Decide { chain: 1, leading: false });
+        assert_eq!(s.verdict(["b"], true, t0 + MS(90)), Verdict::Wait(QUIET));
+        assert_eq!(s.verdict(["b", "c"], true, t0 + MS(180)), Verdict::Wait(QUIET));
+        assert_eq!(s.verdict(["b", "c"], true, t0 + MS(680)), Verdict::Decide { chain: 1, leading: false });
         // A quiet moment later, the next one alone is the leading edge of a new chain.
-        assert_eq!(s.verdict(["d"], t0 + MS(1200)), Verdict::Decide { chain: 2, leading: true });
+        assert_eq!(s.verdict(["d"], true, t0 + MS(1200)), Verdict::Decide { chain: 2, leading: true });
     }
 
     #[test]
     fn followers_wait_at_most_max_after_the_first_of_them() {
         let t0 = Instant::now();
         let mut s = Settle::default();
-        assert!(matches!(s.verdict(["lead"], t0), Verdict::Decide { leading: true, .. }));
+        assert!(matches!(s.verdict(["lead"], true, t0), Verdict::Decide { leading: true, .. }));
         let mut keys = Vec::new();
         let mut t = t0;
         for i in 0..30 {
             t += MS(100);
             keys.push(format!("k{i}"));
-            let v = s.verdict(keys.iter().map(String::as_str), t);
+            let v = s.verdict(keys.iter().map(String::as_str), true, t);
             let first = t0 + MS(100);
             if t >= first + MAX {
                 assert_eq!(v, Verdict::Decide { chain: 1, leading: false }, "at {:?}", t - t0);
@@ -117,17 +121,31 @@ mod tests {
     fn two_at_once_after_quiet_are_a_burst_not_a_leading_edge() {
         let t0 = Instant::now();
         let mut s = Settle::default();
-        assert_eq!(s.verdict(["a", "b"], t0), Verdict::Wait(QUIET));
-        assert_eq!(s.verdict(["a", "b"], t0 + QUIET), Verdict::Decide { chain: 1, leading: false });
+        assert_eq!(s.verdict(["a", "b"], true, t0), Verdict::Wait(QUIET));
+        assert_eq!(s.verdict(["a", "b"], true, t0 + QUIET), Verdict::Decide { chain: 1, leading: false });
+    }
+
+    #[test]
+    fn a_look_at_only_the_new_keys_keeps_the_ones_before_and_a_whole_look_drops_the_decided() {
+        let t0 = Instant::now();
+        let mut s = Settle::default();
+        assert_eq!(s.verdict(["a", "b"], true, t0), Verdict::Wait(QUIET));
+        // Only "c" is new: "a" and "b" still settle, and the chain goes on from "c".
+        assert_eq!(s.verdict(["c"], false, t0 + MS(100)), Verdict::Wait(QUIET));
+        assert_eq!(s.verdict([], false, t0 + MS(300)), Verdict::Wait(MS(300)));
+        assert_eq!(s.seen.len(), 3);
+        // A whole look without "a" and "b" (decided meanwhile) keeps only "c".
+        assert_eq!(s.verdict(["c"], true, t0 + MS(700)), Verdict::Decide { chain: 1, leading: false });
+        assert_eq!(s.seen.len(), 1);
     }
 
     #[test]
     fn a_notice_seen_before_is_not_new_again() {
         let t0 = Instant::now();
         let mut s = Settle::default();
-        assert_eq!(s.verdict(["a", "b"], t0), Verdict::Wait(QUIET));
+        assert_eq!(s.verdict(["a", "b"], true, t0), Verdict::Wait(QUIET));
         // "a" was decided (held back, say); "b" stays: it is not a new chain's lone first.
-        assert_eq!(s.verdict(["b"], t0 + MS(600)), Verdict::Decide { chain: 1, leading: false });
-        assert_eq!(s.verdict(["b"], t0 + MS(1300)), Verdict::Decide { chain: 1, leading: false });
+        assert_eq!(s.verdict(["b"], true, t0 + MS(600)), Verdict::Decide { chain: 1, leading: false });
+        assert_eq!(s.verdict(["b"], true, t0 + MS(1300)), Verdict::Decide { chain: 1, leading: false });
     }
 }
