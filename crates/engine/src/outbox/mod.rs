@@ -703,11 +703,8 @@ impl Outbox {
     /// How many notices of a source showed a banner or were coalesced since `since`.
     pub fn shown_since(&self, source: &str, since: i64) -> Result<usize, OutboxError> {
         self.lock()
-            .query_row(
-                "SELECT COUNT(*) FROM notices WHERE source = ?1 AND told_at >= ?2 AND delivery IN ('shown', 'coalesced')",
-                params![source, since],
-                |r| r.get::<_, i64>(0),
-            )
+            .prepare_cached(SHOWN_SINCE)
+            .and_then(|mut s| s.query_row(params![source, since], |r| r.get::<_, i64>(0)))
             .map(|n| n as usize)
             .map_err(|e| self.err(e))
     }
@@ -867,6 +864,10 @@ fn follow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FollowRow> {
         title: r.get(9)?,
     })
 }
+
+/// Counts a source's banners since a moment; its `delivery` term is the one of the partial
+/// index `notices_shown` (schema 7), word for word, which is what lets SQLite use it.
+const SHOWN_SINCE: &str = "SELECT COUNT(*) FROM notices WHERE source = ?1 AND told_at >= ?2 AND delivery IN ('shown', 'coalesced')";
 
 /// How many prepared statements the store's connection keeps (rusqlite keeps 16 by default; the
 /// store has about 20 it runs often).

@@ -118,4 +118,9 @@ pub const MIGRATIONS: &[&str] = &[
     DROP TABLE sessions;
     ALTER TABLE sessions_6 RENAME TO sessions;
     "#,
+    // 7: how many banners a source showed lately (the burst rule, `shown_since`), which every
+    //    decision asks: without it each one read the whole table.
+    r#"
+    CREATE INDEX notices_shown ON notices (source, told_at) WHERE delivery IN ('shown', 'coalesced');
+    "#,
 ];

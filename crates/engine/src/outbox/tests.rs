@@ -49,6 +49,29 @@ fn a_look_at_the_untold_keys_reads_those_saved_after_a_point_and_not_the_app_s_o
 }
 
 #[test]
+fn counting_a_source_s_recent_banners_reads_an_index_not_the_whole_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    let conn = out.lock();
+    let plan: Vec<String> = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {SHOWN_SINCE}"))
+        .unwrap()
+        .query_map(params!["run", 0], |r| r.get::<_, String>(3))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(plan.iter().any(|step| step.contains("USING INDEX notices_shown")), "{plan:?}");
+    drop(conn);
+    for (i, k) in ["a", "b", "c"].into_iter().enumerate() {
+        out.record_notice(&notice(k), 1).unwrap();
+        out.mark_told(k, None, if k == "b" { "quiet hours" } else { "shown" }, false, 10 * i as i64).unwrap();
+    }
+    assert_eq!(out.shown_since("run", 0).unwrap(), 2, "a notice held back is no banner");
+    assert_eq!(out.shown_since("run", 15).unwrap(), 1);
+    assert_eq!(out.shown_since("handoff", 0).unwrap(), 0);
+}
+
+#[test]
 fn reopening_keeps_everything_and_migrates_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/dir/state.sqlite3");
