@@ -45,8 +45,9 @@ const SETTLE_LOOK: Duration = Duration::from_millis(50);
 #[derive(Default)]
 struct Looked {
     keys: Vec<(i64, String)>,
-    /// Whether `keys` holds every untold key up to its last (false: read them all again).
-    whole: bool,
+    /// Whether `keys` holds every untold key up to its last, read while the burst settles
+    /// (false: the next look reads them all again).
+    settling: bool,
 }
 
 /// How a pass ended.
@@ -97,17 +98,16 @@ impl Engine {
     async fn deliver_once(&self, looked: &mut Looked) -> Result<Pass, String> {
         let outbox = &self.inner.outbox;
         // Keys first: while a burst settles this is all a pass reads, and only the new ones.
-        let whole = !looked.whole;
-        let after = if whole { i64::MIN } else { looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq) };
+        let whole = !std::mem::take(&mut looked.settling);
         if whole {
             looked.keys.clear();
         }
-        looked.whole = false;
+        let after = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let start = looked.keys.len();
         looked.keys.extend(outbox.untold_keys_except(Source::App.as_str(), after).map_err(|e| e.to_string())?);
         let (chain, leading) = match self.settling(&looked.keys[start..], whole) {
             Verdict::Wait(wait) => {
-                looked.whole = true;
+                looked.settling = true;
                 return Ok(Pass::Settling(wait));
             }
             Verdict::Decide { chain, leading } => (chain, leading),
