@@ -1,4 +1,4 @@
-//! What the windows show, computed from the store, the settings and the click routing
+//! What the tray and the windows show, computed from the store, the settings and the click routing
 //! (`crate::view` holds the pure parts and their words).
 
 use super::{Engine, EngineError};
@@ -9,6 +9,11 @@ use crate::view::settings::{KeptIn, SettingsView};
 const HISTORY_ROWS: usize = 500;
 
 impl Engine {
+    /// What the tray shows now.
+    pub fn tray_view(&self) -> Result<crate::view::TrayView, EngineError> {
+        Ok(crate::view::tray_view(&self.status()?))
+    }
+
     /// The history window's rows and follows, narrowed by `filter`.
     pub fn history_view(&self, filter: &HistoryFilter) -> Result<HistoryView, EngineError> {
         let outbox = &self.inner.outbox;

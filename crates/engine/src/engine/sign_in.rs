@@ -1,0 +1,180 @@
+//! Who is signed in: a sign-in with an access token, the account's teams and the one chosen,
+//! a switch of account, signing out, and a token the cloud refused (`account` keeps a sign-in
+//! going: the device code, renewal, the saved sign-in).
+
+use std::sync::Arc;
+
+use secrecy::SecretString;
+
+use super::{Engine, EngineError};
+use crate::cloud::{Credentials, Me, Team, TeamId};
+use crate::follow::Session;
+use crate::notice::{Notice, Source};
+use crate::outbox::AccountRow;
+
+/// Where the team an account chose is kept: per account, across sign-outs.
+fn team_key(account: &str) -> String {
+    format!("team.{account}")
+}
+
+impl Engine {
+    /// Signs in with an access token. The same account again only renews the token; another
+    /// account stops the follows of the one before (they stay saved under it) and resumes its own.
+    /// Then the hand-off list (and the active Run list, where offered) is read in the background.
+    pub async fn sign_in_with_token(&self, token: SecretString, team: Option<TeamId>) -> Result<Me, EngineError> {
+        let mut cred = Credentials { access_token: token, team };
+        let me = self.who_is(&mut cred).await?;
+        self.activate(me, cred)
+    }
+
+    /// Who the token belongs to, and whether the chosen team is theirs. With no team given, the
+    /// team this account chose last (kept across sign-outs) is filled in while it is still theirs.
+    pub(super) async fn who_is(&self, cred: &mut Credentials) -> Result<Me, EngineError> {
+        let me = self.inner.cloud.me(&Credentials { team: None, ..cred.clone() }).await.map_err(EngineError::SignIn)?;
+        if cred.team.is_none() {
+            let remembered = self.inner.outbox.get(&team_key(&me.user_id))?.and_then(|t| TeamId::parse(&t).ok());
+            cred.team = remembered.filter(|t| me.teams.iter().any(|m| &m.id == t));
+        }
+        if let Some(team) = &cred.team
+            && !me.teams.iter().any(|t| &t.id == team)
+        {
+            let available = me.teams.iter().map(|t| t.id.to_string()).collect::<Vec<_>>().join(", ");
+            return Err(EngineError::NoSuchTeam { team: team.to_string(), available });
+        }
+        *self.inner.me.lock().unwrap_or_else(|p| p.into_inner()) = Some(me.clone());
+        Ok(me)
+    }
+
+    /// The signed-in account's teams (personal first), asked of the cloud now so a team joined
+    /// since the sign-in shows; the list from the sign-in when the cloud cannot be asked.
+    pub async fn teams(&self) -> Result<Vec<Team>, EngineError> {
+        let session = self.signed_in()?;
+        match self.who_is(&mut session.credentials()).await {
+            Ok(me) => Ok(me.teams),
+            Err(e) => {
+                let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner());
+                me.as_ref().filter(|me| me.user_id == session.account).map(|me| me.teams.clone()).ok_or(e)
+            }
+        }
+    }
+
+    /// Chooses the team whose Runs and hand-offs this account follows, and remembers it for the
+    /// account. Follows under way go on (their next request carries the team); the lists are
+    /// read again so the team's open items are adopted.
+    pub async fn choose_team(&self, team: TeamId) -> Result<(), EngineError> {
+        let session = self.signed_in()?;
+        let mut cred = Credentials { team: Some(team.clone()), ..session.credentials() };
+        self.who_is(&mut cred).await?;
+        if self.session().is_none_or(|s| !Arc::ptr_eq(&s, &session)) {
+            return Err(EngineError::SignedOut); // signed out or switched while asking
+        }
+        session.renew(cred);
+        if let Some(mut row) = self.inner.outbox.account()?.filter(|a| a.user_id == session.account) {
+            row.team = Some(team.to_string());
+            self.inner.outbox.set_account(&row)?;
+        }
+        self.inner.outbox.set(&team_key(&session.account), Some(team.as_str()))?;
+        tracing::info!(%team, "team chosen");
+        self.spawn_listing(session);
+        self.changed();
+        Ok(())
+    }
+
+    /// Makes `me` the signed-in account with these credentials (see [`Self::sign_in_with_token`]).
+    pub(super) fn activate(&self, me: Me, cred: Credentials) -> Result<Me, EngineError> {
+        let team = cred.team.clone();
+        let row = AccountRow {
+            user_id: me.user_id.clone(),
+            email: me.email.clone(),
+            team: team.as_ref().map(|t| t.to_string()),
+            signed_in_at: self.inner.clock.now_ms(),
+            problem: None,
+        };
+        let session = {
+            let mut slot = self.inner.session.lock().unwrap_or_else(|p| p.into_inner());
+            match slot.as_ref() {
+                Some(s) if s.account == me.user_id && s.credentials().team == team => {
+                    s.renew(cred);
+                    drop(slot);
+                    self.inner.outbox.set_account(&row)?;
+                    self.changed();
+                    return Ok(me);
+                }
+                Some(old) => {
+                    old.stop.cancel();
+                    if old.account != me.user_id {
+                        // A switch of account: the one before keeps its follows (parked under it)
+                        // but not its saved sign-in.
+                        let (this, account) = (self.clone(), old.account.clone());
+                        self.inner.tracker.spawn(async move { this.forget_secret(&account).await });
+                    }
+                }
+                None => {}
+            }
+            let session = Session::new(&me.user_id, cred, self.inner.shutdown.child_token());
+            *slot = Some(session.clone());
+            session
+        };
+        self.inner.outbox.set_account(&row)?;
+        let resumed = self.inner.follower.resume(&session)?;
+        tracing::info!(account = %me.email, resumed, "signed in");
+        self.spawn_listing(session);
+        self.changed();
+        Ok(me)
+    }
+
+    /// Signs out: every follow of the account stops (they stay saved under it), its saved
+    /// sign-in is deleted and the account is forgotten.
+    pub async fn sign_out(&self) -> Result<(), EngineError> {
+        self.inner.sign_outs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let session = self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(s) = &session {
+            s.stop.cancel();
+        }
+        self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let account = session.map(|s| s.account.clone()).or(self.inner.outbox.account()?.map(|a| a.user_id));
+        if let Some(account) = account {
+            self.forget_secret(&account).await;
+        }
+        self.inner.outbox.clear_account()?;
+        self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).take();
+        tracing::info!("signed out");
+        self.changed();
+        Ok(())
+    }
+
+    /// The token was refused and cannot be renewed: stop, say so (tray state and one banner).
+    pub(super) fn sign_in_needed(&self, account: &str) {
+        let session = {
+            let mut slot = self.inner.session.lock().unwrap_or_else(|p| p.into_inner());
+            match slot.as_ref() {
+                Some(s) if s.account != account => return, // another account is signed in now
+                Some(_) => slot.take(),
+                None => None, // not signed in yet (a refused refresh at start): say so all the same
+            }
+        };
+        if let Some(s) = session {
+            s.stop.cancel();
+        }
+        let problem = "The cloud refused the access token: sign in again.";
+        let _ = self.inner.outbox.set_account_problem(Some(problem));
+        let now = self.inner.clock.now_ms();
+        let notice = Notice {
+            key: format!("account:{account}:sign-in-needed:{now}"),
+            item: format!("account:{account}"),
+            source: Source::App,
+            status: "sign-in-needed".into(),
+            title: "cmux-tray: sign in again".into(),
+            body: "The cloud refused the access token; Runs and hand-offs are not being followed.".into(),
+            urgent: false,
+            local: None,
+            session_id: None,
+            host: None,
+        };
+        if self.inner.outbox.record_notice(&notice, now).unwrap_or(false) {
+            self.inner.deliver.notify_one();
+        }
+        self.note_problem(problem.into());
+        self.changed();
+    }
+}

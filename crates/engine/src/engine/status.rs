@@ -1,0 +1,127 @@
+//! What `status` shows (the tray, `cmux-tray status`): the account, the pause, the follows, the
+//! recent notices, and the problems, each shown for an hour after it was last seen; and the
+//! follows' events (offline, problems, names) that feed it.
+
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use super::{Engine, EngineError, settings};
+use crate::cloud::Team;
+use crate::follow::{FollowError, FollowerEvent};
+use crate::outbox::{AccountRow, FollowRow, Outbox, OutboxError, StoredNotice};
+
+/// How long a problem stays in the status after it was last seen.
+const PROBLEM_SHOWN_MS: i64 = 3_600_000;
+
+/// Everything `status` shows.
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub account: Option<AccountRow>,
+    /// When banners are paused: an RFC 3339 time, or "until resumed".
+    pub paused: Option<String>,
+    /// Where the sign-in is kept (the keyring, or the file fallback and why).
+    pub sign_in_kept_in: Option<String>,
+    /// Said in the tray when the sign-in is not in the keyring (the file fallback), never silently.
+    #[serde(default)]
+    pub sign_in_note: Option<String>,
+    /// The signed-in account's teams as the cloud listed them at sign-in (personal first).
+    #[serde(default)]
+    pub teams: Vec<Team>,
+    pub follows: Vec<FollowRow>,
+    pub notices: Vec<StoredNotice>,
+    pub problems: Vec<String>,
+}
+
+impl Status {
+    /// Reads the status from a store (the running engine's, or one opened read-only).
+    pub fn read(outbox: &Outbox, problems: Vec<String>) -> Result<Status, OutboxError> {
+        let paused = settings::stored_pause(outbox, jiff::Timestamp::now().as_millisecond()).map(|p| match p {
+            crate::policy::Pause::UntilResumed => "until resumed".to_string(),
+            crate::policy::Pause::Until(t) => t.to_string(),
+        });
+        Ok(Status {
+            account: outbox.account()?,
+            paused,
+            sign_in_kept_in: None,
+            sign_in_note: None,
+            teams: Vec::new(),
+            follows: outbox.follows(200)?,
+            notices: outbox.recent_notices(20)?,
+            problems,
+        })
+    }
+}
+
+impl Engine {
+    pub fn status(&self) -> Result<Status, EngineError> {
+        let offline = self.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut problems: Vec<String> = offline.map(|why| format!("Offline: the cloud cannot be reached ({why})")).into_iter().collect();
+        {
+            // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
+            let since = self.inner.clock.now_ms() - PROBLEM_SHOWN_MS;
+            let mut recent = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
+            recent.retain(|(seen, _)| *seen >= since);
+            problems.extend(recent.iter().map(|(_, p)| p.clone()));
+        }
+        problems.extend(self.inner.delivery.problem());
+        let mut status = Status::read(&self.inner.outbox, problems)?;
+        let secrets = self.secret_store();
+        status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());
+        status.sign_in_note = secrets.as_ref().and_then(|s| s.fallback_note());
+        let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        status.teams =
+            me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
+        Ok(status)
+    }
+
+    /// A follow that could not start is a problem the person sees, never a silent drop.
+    pub(super) fn not_followed(&self, e: FollowError) -> EngineError {
+        match e {
+            FollowError::TooMany { id, max } => {
+                self.note_problem(format!("Following {max} items, the most at once: {id} was not followed"));
+                self.changed();
+                EngineError::TooManyFollows { id, max }
+            }
+            FollowError::Store(e) => {
+                self.note_problem(format!("a follow could not be saved: {e}"));
+                EngineError::Outbox(e)
+            }
+        }
+    }
+
+    pub(super) fn note_problem(&self, problem: String) {
+        let now = self.inner.clock.now_ms();
+        let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
+        // The same problem again is seen again, not listed twice.
+        problems.retain(|(_, p)| *p != problem);
+        problems.push((now, problem));
+        let excess = problems.len().saturating_sub(20);
+        problems.drain(..excess);
+    }
+
+    pub(super) fn spawn_follower_events(&self, mut rx: mpsc::UnboundedReceiver<FollowerEvent>) {
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    e = rx.recv() => match e { Some(e) => e, None => return },
+                };
+                match event {
+                    FollowerEvent::StaleToken { account } => this.on_stale_token(&account),
+                    FollowerEvent::Problem(p) => this.note_problem(p),
+                    FollowerEvent::Unreachable(why) => {
+                        *this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                        this.changed();
+                    }
+                    FollowerEvent::Named => this.changed(),
+                    FollowerEvent::Reachable => {
+                        this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
+                        this.changed();
+                    }
+                }
+            }
+        });
+    }
+}
