@@ -9,7 +9,7 @@ use crate::outbox::StoredNotice;
 impl Engine {
     /// A notice from a terminal: saved, then told like any other. Returns it with its cmux id.
     pub fn post_local(&self, post: LocalPost) -> Result<Notice, EngineError> {
-        let id = uuid::Uuid::new_v4().to_string().to_uppercase();
+        let id = notice::local::new_cmux_id();
         let notice = notice::local::local_notice(&post, &id);
         if self.inner.outbox.record_notice(&notice, self.inner.clock.now_ms())? {
             self.inner.deliver.notify_one();

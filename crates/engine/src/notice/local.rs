@@ -19,6 +19,13 @@ pub struct LocalPost {
     pub place: Option<crate::terminal::Place>,
 }
 
+/// A fresh cmux id: a UUID in cmux's form (upper case). Version 7, which starts with the time:
+/// ids made one after another sort in that order, so the store's two unique indexes on them
+/// (the notice's key and its cmux id) grow at one end instead of at a random page each.
+pub fn new_cmux_id() -> String {
+    uuid::Uuid::now_v7().to_string().to_uppercase()
+}
+
 /// The notice for a local post, under a fresh cmux id.
 pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
     let title = text::one_line(&post.title).unwrap_or_else(|| "Notification".into());
@@ -52,6 +59,16 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cmux_ids_are_upper_case_uuids_in_the_order_they_were_made() {
+        let ids: Vec<String> = (0..1000).map(|_| new_cmux_id()).collect();
+        for id in &ids {
+            let parsed = uuid::Uuid::parse_str(id).unwrap();
+            assert_eq!(id, &parsed.to_string().to_uppercase());
+        }
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids made one after another sort in that order");
+    }
 
     fn post(title: &str, subtitle: &str, body: &str) -> LocalPost {
         LocalPost { title: title.into(), subtitle: subtitle.into(), body: body.into(), ..Default::default() }
