@@ -189,6 +189,10 @@ fn a_click_on_a_banner_from_kittys_second_window_focuses_it_through_kittys_remot
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     let window = desktop.window_of(kitty);
+    // kitty may map its window before it listens on its socket: wait until remote control answers.
+    wait_until("kitty's remote control answering", LIMIT, || {
+        home.program(Path::new("/usr/bin/kitty"), &["@", "--to", &socket, "ls"]).output().is_ok_and(|o| o.status.success())
+    });
     let dir = home.dir.path().to_path_buf();
     let second: u64 = kitty_at(&["launch", "--type=window", "sh", "-c", &turns(&dir)]).parse().expect("launch prints the window id");
     let focused = || -> Vec<u64> {
