@@ -132,31 +132,24 @@ impl Engine {
     /// Clicks open what their banner told; a notification server's arrival wakes the deliverer,
     /// so what waited for one goes out now.
     pub(super) fn spawn_desktop_events(&self) {
-        let Some(mut events) = self.inner.desktop.events() else { return };
-        let this = self.clone();
-        self.inner.tracker.spawn(async move {
-            loop {
-                let event = tokio::select! {
-                    _ = this.inner.shutdown.cancelled() => return,
-                    e = events.recv() => match e { Some(e) => e, None => return },
-                };
-                let click = match event {
-                    DesktopEvent::ServerAppeared => {
-                        tracing::info!("a notification server appeared");
-                        this.inner.deliver.notify_one();
-                        continue;
-                    }
-                    DesktopEvent::Clicked(click) => click,
-                };
-                match this.inner.outbox.notice_by_banner(click.banner_id) {
-                    // Each click on its own task: a stuck opener never holds the next click.
-                    Ok(Some(notice)) => {
-                        let revealing = this.clone();
-                        this.inner.tracker.spawn(async move { revealing.reveal(notice, click.activation_token).await });
-                    }
-                    Ok(None) => tracing::debug!(banner = click.banner_id, "a click on a banner that is not ours"),
-                    Err(e) => tracing::warn!("reading the clicked notice: {e}"),
+        let Some(events) = self.inner.desktop.events() else { return };
+        self.spawn_event_loop(events, |this, event| {
+            let click = match event {
+                DesktopEvent::ServerAppeared => {
+                    tracing::info!("a notification server appeared");
+                    this.inner.deliver.notify_one();
+                    return;
                 }
+                DesktopEvent::Clicked(click) => click,
+            };
+            match this.inner.outbox.notice_by_banner(click.banner_id) {
+                // Each click on its own task: a stuck opener never holds the next click.
+                Ok(Some(notice)) => {
+                    let revealing = this.clone();
+                    this.inner.tracker.spawn(async move { revealing.reveal(notice, click.activation_token).await });
+                }
+                Ok(None) => tracing::debug!(banner = click.banner_id, "a click on a banner that is not ours"),
+                Err(e) => tracing::warn!("reading the clicked notice: {e}"),
             }
         });
     }

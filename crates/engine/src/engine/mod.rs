@@ -269,6 +269,20 @@ impl Engine {
         let _ = self.inner.events.send(EngineEvent::Changed);
     }
 
+    /// Hands each of `events` to `on_event`, in order, until they end or the engine stops.
+    fn spawn_event_loop<T: Send + 'static>(&self, mut events: mpsc::UnboundedReceiver<T>, on_event: impl Fn(&Engine, T) + Send + 'static) {
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    e = events.recv() => match e { Some(e) => e, None => return },
+                };
+                on_event(&this, event);
+            }
+        });
+    }
+
     fn session(&self) -> Option<Arc<Session>> {
         self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }

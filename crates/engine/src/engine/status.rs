@@ -100,27 +100,18 @@ impl Engine {
         problems.drain(..excess);
     }
 
-    pub(super) fn spawn_follower_events(&self, mut rx: mpsc::UnboundedReceiver<FollowerEvent>) {
-        let this = self.clone();
-        self.inner.tracker.spawn(async move {
-            loop {
-                let event = tokio::select! {
-                    _ = this.inner.shutdown.cancelled() => return,
-                    e = rx.recv() => match e { Some(e) => e, None => return },
-                };
-                match event {
-                    FollowerEvent::StaleToken { account } => this.on_stale_token(&account),
-                    FollowerEvent::Problem(p) => this.note_problem(p),
-                    FollowerEvent::Unreachable(why) => {
-                        *this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
-                        this.changed();
-                    }
-                    FollowerEvent::Named => this.changed(),
-                    FollowerEvent::Reachable => {
-                        this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
-                        this.changed();
-                    }
-                }
+    pub(super) fn spawn_follower_events(&self, events: mpsc::UnboundedReceiver<FollowerEvent>) {
+        self.spawn_event_loop(events, |this, event| match event {
+            FollowerEvent::StaleToken { account } => this.on_stale_token(&account),
+            FollowerEvent::Problem(p) => this.note_problem(p),
+            FollowerEvent::Unreachable(why) => {
+                *this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                this.changed();
+            }
+            FollowerEvent::Named => this.changed(),
+            FollowerEvent::Reachable => {
+                this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
+                this.changed();
             }
         });
     }
