@@ -9,7 +9,8 @@
 //! nothing.
 
 use std::path::Path;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::Connection;
@@ -17,9 +18,41 @@ use rusqlite::Connection;
 /// How long after a write the checkpoint runs: the writes of a burst share one.
 const AFTER: Duration = Duration::from_millis(100);
 
-/// The handle the store's connection holds; the thread ends when it is dropped.
+/// The handle the store holds. Dropping it ends the thread and closes its connection before
+/// the drop returns, so a store that is gone holds no file open (and the last connection to
+/// close folds the WAL into the database file).
 pub(super) struct Checkpointer {
-    wrote: SyncSender<()>,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the commits and the store tell the thread.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    /// A commit came since the last checkpoint began.
+    wrote: bool,
+    closing: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wakes the thread for the first commit only: the rest of a burst waits with it.
+    fn wrote(&self) {
+        let mut state = self.lock();
+        if !state.wrote {
+            state.wrote = true;
+            self.changed.notify_one();
+        }
+    }
 }
 
 impl Checkpointer {
@@ -27,32 +60,50 @@ impl Checkpointer {
     pub(super) fn start(path: &Path) -> Result<Checkpointer, String> {
         let conn = Connection::open(path).map_err(|e| e.to_string())?;
         conn.busy_timeout(super::BUSY_TIMEOUT).map_err(|e| e.to_string())?;
-        let (wrote, rx) = sync_channel(1);
-        std::thread::Builder::new()
+        let shared = Arc::new(Shared::default());
+        let theirs = shared.clone();
+        let thread = std::thread::Builder::new()
             .name("outbox-checkpoint".into())
-            .spawn(move || run(&conn, &rx))
+            .spawn(move || run(&conn, &theirs))
             .map_err(|e| format!("starting the checkpoint thread: {e}"))?;
-        Ok(Checkpointer { wrote })
+        Ok(Checkpointer { shared, thread: Some(thread) })
     }
 
     /// Takes over `conn`'s checkpoints: SQLite's own (inside a commit) off, and each commit
-    /// signals this thread (`try_send` never blocks; one pending signal covers any number).
+    /// tells this thread.
     pub(super) fn watch(&self, conn: &Connection) -> rusqlite::Result<()> {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        let signal = self.wrote.clone();
+        let shared = self.shared.clone();
         conn.commit_hook(Some(move || {
-            let _ = signal.try_send(());
+            shared.wrote();
             false
         }));
         Ok(())
     }
 }
 
-fn run(conn: &Connection, wrote: &Receiver<()>) {
-    while wrote.recv().is_ok() {
-        std::thread::sleep(AFTER);
-        // Signals that came while sleeping are covered by this checkpoint.
-        while wrote.try_recv().is_ok() {}
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.shared.lock().closing = true;
+        self.shared.changed.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(conn: &Connection, shared: &Shared) {
+    loop {
+        let state = shared.lock();
+        let state = shared.changed.wait_while(state, |s| !s.wrote && !s.closing).unwrap_or_else(|p| p.into_inner());
+        // Wait out AFTER so that a burst's commits share one checkpoint. Closing cuts it short:
+        // the connection's close then checkpoints, if it is the last.
+        let (mut state, _) = shared.changed.wait_timeout_while(state, AFTER, |s| !s.closing).unwrap_or_else(|p| p.into_inner());
+        if state.closing {
+            return;
+        }
+        state.wrote = false;
+        drop(state);
         match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))) {
             Ok((frames, copied)) => tracing::trace!(frames, copied, "checkpoint"),
             Err(e) => tracing::info!("checkpointing the state database: {e}"),
