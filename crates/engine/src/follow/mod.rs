@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use crate::clock::{Clock, DAY_MS, HOUR_MS};
 use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Run, RunId};
 use crate::notice::{self, RunVerdict};
-use crate::outbox::{FollowKind, FollowRow, HandoffStep, Outbox, OutboxError};
+use crate::outbox::{FollowKind, FollowRow, Grouped, HandoffStep, Outbox, OutboxError};
 
 pub use pacing::Pacing;
 
@@ -442,33 +442,36 @@ impl Follower {
 
     async fn record_run(&self, row: &FollowRow, session: &Session, run: Run) -> Result<Option<FollowEnd>, OutboxError> {
         // A Run still going is the common answer (every hold that ends unchanged): no store read.
-        let cancelled_here = run.is_terminal() && self.inner.outbox.cancel_noted(&row.id)?;
-        let verdict = notice::run_verdict(&run, cancelled_here);
-        let notice = match verdict {
-            RunVerdict::Going => return Ok(None),
-            RunVerdict::EndedQuietly => None,
-            RunVerdict::Ended(n) => Some(n),
-        };
-        let (run, account, now) = (Box::new(run), session.account.clone(), self.inner.clock.now_ms());
-        let (told, run) = self.on_store(move |o| Ok((o.record_run_end(&run, notice.as_deref(), &account, now)?, run))).await?;
+        if !run.is_terminal() {
+            return Ok(None);
+        }
+        let (run, id, account, now) = (Box::new(run), row.id.clone(), session.account.clone(), self.inner.clock.now_ms());
+        // The cancel note is read in the write's commit, not on a runtime worker, which would
+        // wait for the connection while a burst of ends commits and hold up the answers still
+        // coming in.
+        let (told, run) = self
+            .on_store(move |o| {
+                let notice = match notice::run_verdict(&run, o.cancel_noted(&id)?) {
+                    RunVerdict::Going | RunVerdict::EndedQuietly => None,
+                    RunVerdict::Ended(n) => Some(n),
+                };
+                Ok((o.record_run_end(&run, notice.as_deref(), &account, now)?, run))
+            })
+            .await?;
         if told {
             self.inner.deliver.notify_one();
         }
         Ok(Some(FollowEnd::RunEnded(run)))
     }
 
-    /// A store write on a blocking thread, so that writes from many follows queue up for one
-    /// commit together (the outbox's group commit) rather than hold the runtime's few workers
-    /// through a disk wait each.
+    /// A store write in the outbox's next group commit: the follows' writes wait there
+    /// together, without a thread each, and do not hold the runtime's few workers through
+    /// the commit.
     async fn on_store<T: Send + 'static>(
         &self,
-        write: impl FnOnce(&Outbox) -> Result<T, OutboxError> + Send + 'static,
+        write: impl FnOnce(&Grouped) -> rusqlite::Result<T> + Send + 'static,
     ) -> Result<T, OutboxError> {
-        let outbox = self.inner.outbox.clone();
-        match tokio::task::spawn_blocking(move || write(&outbox)).await {
-            Ok(result) => result,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        self.inner.outbox.write_grouped(write).await
     }
 
     async fn record_handoff(

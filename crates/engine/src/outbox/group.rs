@@ -7,12 +7,15 @@
 //! is committed (or failed).
 //!
 //! Whoever holds the connection is the leader: it takes every queued write, runs them in one
-//! transaction, commits, and hands each its result. A caller whose write a leader took waits
-//! for it on its own channel.
+//! transaction, commits, and hands each its result. A caller on a thread of its own
+//! ([`Group::write`]) leads or waits for a leader on that thread. A caller on the async runtime
+//! ([`Group::queue`]) only queues: the first to find no leader starts one ([`Group::lead`]), on
+//! one blocking thread, which commits batch after batch until the queue is empty. So 10,000
+//! ends at once wait in the queue, not on 10,000 threads (tokio would start 512 of them).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::sync_channel;
 
 use rusqlite::Connection;
 
@@ -23,9 +26,16 @@ type Finish = Box<dyn FnOnce(Option<&rusqlite::Error>) + Send>;
 
 #[derive(Default)]
 pub(super) struct Group {
-    queue: Mutex<Vec<Job>>,
+    queue: Mutex<Queue>,
     /// How many commits the group made (for the tests, and the trace of batch sizes).
     commits: AtomicUsize,
+}
+
+#[derive(Default)]
+struct Queue {
+    jobs: Vec<Job>,
+    /// A leader started by [`Group::queue`] is committing (or about to).
+    leading: bool,
 }
 
 impl Group {
@@ -36,28 +46,72 @@ impl Group {
         write: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> rusqlite::Result<T> {
         let (tx, rx) = sync_channel::<rusqlite::Result<T>>(1);
-        self.lock_queue().push(job(write, tx));
+        self.lock_queue().jobs.push(job(write, move |result| {
+            let _ = tx.send(result);
+        }));
         {
             let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
             // Empty when a leader before us took our write along.
-            let batch = std::mem::take(&mut *self.lock_queue());
-            if !batch.is_empty() {
-                tracing::trace!(writes = batch.len(), "one commit");
-                run(&conn, batch);
-                self.commits.fetch_add(1, Ordering::Relaxed);
-            }
+            let batch = std::mem::take(&mut self.lock_queue().jobs);
+            self.commit(&conn, batch);
         }
-        rx.recv().unwrap_or_else(|_| Err(rusqlite::Error::InvalidQuery))
+        rx.recv().unwrap_or_else(|_| Err(lost()))
     }
 
-    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Vec<Job>> {
+    /// Queues `write` for the next commit; `reply` gets its result once that commit is known.
+    /// Returns whether the caller must start a leader ([`Group::lead`]): none is running.
+    pub(super) fn queue<T: Send + 'static>(
+        &self,
+        write: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        reply: impl FnOnce(rusqlite::Result<T>) + Send + 'static,
+    ) -> bool {
+        let mut queue = self.lock_queue();
+        queue.jobs.push(job(write, reply));
+        !std::mem::replace(&mut queue.leading, true)
+    }
+
+    /// Commits what is queued, batch after batch, until nothing is: the leader [`Group::queue`]
+    /// asked for.
+    pub(super) fn lead(&self, conn: &Mutex<Connection>) {
+        loop {
+            let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+            let batch = {
+                let mut queue = self.lock_queue();
+                if queue.jobs.is_empty() {
+                    // Under the queue's lock: a write queued after this starts a new leader.
+                    queue.leading = false;
+                    return;
+                }
+                std::mem::take(&mut queue.jobs)
+            };
+            self.commit(&conn, batch);
+        }
+    }
+
+    fn commit(&self, conn: &Connection, batch: Vec<Job>) {
+        if !batch.is_empty() {
+            tracing::trace!(writes = batch.len(), "one commit");
+            run(conn, batch);
+            self.commits.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
+/// What a caller whose write panicked, or was never run, is told.
+pub(super) fn lost() -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+        Some("the write was lost: it panicked, or the store's writer stopped".into()),
+    )
+}
+
 fn job<T: Send + 'static>(
     write: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
-    tx: SyncSender<rusqlite::Result<T>>,
+    reply: impl FnOnce(rusqlite::Result<T>) + Send + 'static,
 ) -> Job {
     Box::new(move |conn| {
         let result = match conn {
@@ -65,7 +119,7 @@ fn job<T: Send + 'static>(
             Err(began) => Err(copy(began)),
         };
         Box::new(move |commit_failed| {
-            let _ = tx.send(match commit_failed {
+            reply(match commit_failed {
                 Some(e) => Err(copy(e)),
                 None => result,
             });
@@ -93,9 +147,16 @@ fn run(conn: &Connection, batch: Vec<Job>) {
     }
 }
 
+/// A write that fails, or panics, is undone alone: the batch's others still commit, and the
+/// leader goes on (a panic left unwinding would leave the transaction open for every write after).
 fn in_savepoint<T>(conn: &Connection, write: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
     control(conn, "SAVEPOINT grouped")?;
-    match write(conn) {
+    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write(conn))).unwrap_or_else(|panic| {
+        let why = panic.downcast_ref::<&str>().copied().or(panic.downcast_ref::<String>().map(String::as_str)).unwrap_or("a panic");
+        tracing::error!("a store write panicked: {why}");
+        Err(lost())
+    });
+    match written {
         Ok(v) => control(conn, "RELEASE grouped").map(|()| v),
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK TO grouped; RELEASE grouped");
@@ -150,7 +211,7 @@ mod tests {
             })
             .collect();
         start.wait();
-        while group.lock_queue().len() < 50 {
+        while group.lock_queue().jobs.len() < 50 {
             std::thread::yield_now();
         }
         drop(held);
@@ -162,7 +223,42 @@ mod tests {
         assert_eq!(rows, 49);
         // One leader ran all 50 in one transaction.
         assert_eq!(group.commits.load(Ordering::Relaxed), 1);
-        assert!(group.lock_queue().is_empty());
+        assert!(group.lock_queue().jobs.is_empty());
+    }
+
+    #[test]
+    fn writes_queued_from_the_runtime_share_a_commit_that_one_leader_makes_and_a_panic_fails_alone() {
+        let (_dir, conn) = store();
+        let group = Arc::new(Group::default());
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Held, as a commit under way holds it, while 50 writes queue without a thread each.
+        let held = conn.lock().unwrap();
+        let mut leaders = 0;
+        for k in 0..50 {
+            let tx = tx.clone();
+            let write = move |c: &Connection| {
+                assert!(k != 13, "a bug in write {k}");
+                c.execute("INSERT INTO t (k) VALUES (?1)", [k])
+            };
+            if group.queue(write, move |r| tx.send((k, r.is_ok())).unwrap()) {
+                leaders += 1;
+            }
+        }
+        assert_eq!(leaders, 1, "only the first write found no leader");
+        let leader = {
+            let (group, conn) = (group.clone(), conn.clone());
+            std::thread::spawn(move || group.lead(&conn))
+        };
+        drop(held);
+        leader.join().expect("the leader survives a write that panics");
+        let mut failed: Vec<i32> = rx.iter().take(50).filter(|(_, ok)| !ok).map(|(k, _)| k).collect();
+        failed.sort();
+        assert_eq!(failed, [13]);
+        assert_eq!(group.commits.load(Ordering::Relaxed), 1);
+        let rows: i64 = conn.lock().unwrap().query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(rows, 49);
+        // The leader left when the queue was empty: the next write starts one again.
+        assert!(group.queue(|c| c.execute("INSERT INTO t (k) VALUES (100)", []), |_| {}));
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod group;
 mod schema;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -333,10 +333,7 @@ impl Outbox {
     /// Names a follow (from a snapshot); a title already known is written again only when it changed.
     /// Returns whether the name changed.
     pub fn set_follow_title(&self, kind: FollowKind, id: &str, title: &str) -> Result<bool, OutboxError> {
-        self.lock()
-            .execute("UPDATE follows SET title = ?3 WHERE kind = ?1 AND id = ?2 AND title IS NOT ?3", params![kind.as_str(), id, title])
-            .map(|n| n > 0)
-            .map_err(|e| self.err(e))
+        Grouped(&self.lock()).set_follow_title(kind, id, title).map_err(|e| self.err(e))
     }
 
     pub fn follow(&self, kind: FollowKind, id: &str) -> Result<Option<FollowRow>, OutboxError> {
@@ -376,58 +373,33 @@ impl Outbox {
             .map_err(|e| self.err(e))
     }
 
-    /// A Run's end, in one transaction: its notice (unless quiet), its card, the follow ended.
-    /// Returns whether a notice became untold (the deliverer has work).
-    pub fn record_run_end(&self, run: &crate::cloud::Run, notice: Option<&Notice>, account: &str, now: i64) -> Result<bool, OutboxError> {
-        let (notice, account) = (notice.cloned(), account.to_owned());
-        let outcome = run.outcome().and_then(|o| serde_json::to_value(o).ok()).and_then(|o| o.as_str().map(String::from));
-        let run_id = run.id.as_str().to_owned();
-        // The card shows the task with its lines; cleaned like every notice's words.
-        let task = crate::notice::text::clean(&run.task, true);
-        let receipt = run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default());
-        self.group
-            .write(&self.conn, move |tx| {
-                let told = match &notice {
-                    Some(n) => insert_notice(tx, n, Some(&account), now, "untold")?,
-                    None => false,
-                };
-                tx.prepare_cached(
-                    "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?
-                .execute(params![run_id, task, outcome.unwrap_or_default(), receipt, notice.as_ref().map(|n| n.key.clone()), now])?;
-                let reason = if notice.is_some() { "ended" } else { "cancelled here" };
-                tx.prepare_cached(
-                    "UPDATE follows SET ended_at = ?2, end_reason = ?3, changed_at = ?2 WHERE kind = 'run' AND id = ?1 AND ended_at IS NULL",
-                )?
-                .execute(params![run_id, now, reason])?;
-                Ok(told)
-            })
-            .map_err(|e| self.err(e))
-    }
-
-    /// A hand-off's new version, in one transaction: the cursor moves, its notice is inserted
-    /// (`silent` when it is known but not news), and the follow ends when the hand-off closes.
-    /// Returns whether a notice became untold.
+    /// A hand-off's new version (see [`Grouped::record_handoff`]), in a commit of its own group.
     pub fn record_handoff(&self, step: HandoffStep, account: &str, now: i64) -> Result<bool, OutboxError> {
         let HandoffStep { id, version, notice, silent, closes } = step;
         let (id, notice, account) = (id.to_owned(), notice.cloned(), account.to_owned());
         self.group
-            .write(&self.conn, move |tx| {
-                let told = match &notice {
-                    Some(n) => insert_notice(tx, n, Some(&account), now, if silent { "silent" } else { "untold" })? && !silent,
-                    None => false,
-                };
-                tx.prepare_cached("UPDATE follows SET cursor = MAX(cursor, ?2), changed_at = ?3 WHERE kind = 'handoff' AND id = ?1")?
-                    .execute(params![id, version as i64, now])?;
-                if closes {
-                    tx.prepare_cached(
-                        "UPDATE follows SET ended_at = ?2, end_reason = 'closed' WHERE kind = 'handoff' AND id = ?1 AND ended_at IS NULL",
-                    )?
-                    .execute(params![id, now])?;
-                }
-                Ok(told)
+            .write(&self.conn, move |c| {
+                Grouped(c).record_handoff(HandoffStep { id: &id, version, notice: notice.as_ref(), silent, closes }, &account, now)
             })
             .map_err(|e| self.err(e))
+    }
+
+    /// Runs `write` in the next group commit, for a caller on the async runtime: it waits in the
+    /// queue, not on a thread of its own, and one blocking thread commits what queued
+    /// (`group`). 10,000 follows ending at once are 10,000 queued writes and one thread.
+    pub async fn write_grouped<T: Send + 'static>(
+        self: &Arc<Self>,
+        write: impl FnOnce(&Grouped) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, OutboxError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let reply = move |result| {
+            let _ = tx.send(result);
+        };
+        if self.group.queue(move |c| write(&Grouped(c)), reply) {
+            let outbox = Arc::clone(self);
+            tokio::task::spawn_blocking(move || outbox.group.lead(&outbox.conn));
+        }
+        rx.await.unwrap_or_else(|_| Err(group::lost())).map_err(|e| self.err(e))
     }
 
     /// A notice from a source without a follow (local agents). Returns whether it is new.
@@ -541,11 +513,7 @@ impl Outbox {
     }
 
     pub fn cancel_noted(&self, run_id: &str) -> Result<bool, OutboxError> {
-        self.lock()
-            .query_row("SELECT 1 FROM cancel_notes WHERE run_id = ?1", [run_id], |_| Ok(()))
-            .optional()
-            .map(|r| r.is_some())
-            .map_err(|e| self.err(e))
+        Grouped(&self.lock()).cancel_noted(run_id).map_err(|e| self.err(e))
     }
 
     // ── delivery ─────────────────────────────────────────────────────────────────────────────
@@ -872,6 +840,74 @@ const SHOWN_SINCE: &str = "SELECT COUNT(*) FROM notices WHERE source = ?1 AND to
 /// How many prepared statements the store's connection keeps (rusqlite keeps 16 by default; the
 /// store has about 20 it runs often).
 const STATEMENTS_KEPT: usize = 32;
+
+/// The store on its connection, as a write in a group commit sees it (in a savepoint of the
+/// batch's transaction): what the follows write there, and what they read to decide it.
+pub struct Grouped<'c>(&'c Connection);
+
+impl Grouped<'_> {
+    /// Whether the person cancelled this Run from here (its end then tells nothing).
+    pub fn cancel_noted(&self, run_id: &str) -> rusqlite::Result<bool> {
+        self.0
+            .prepare_cached("SELECT 1 FROM cancel_notes WHERE run_id = ?1")?
+            .query_row([run_id], |_| Ok(()))
+            .optional()
+            .map(|r| r.is_some())
+    }
+
+    /// Names a follow as its item is called now; returns whether the name changed.
+    pub fn set_follow_title(&self, kind: FollowKind, id: &str, title: &str) -> rusqlite::Result<bool> {
+        self.0
+            .prepare_cached("UPDATE follows SET title = ?3 WHERE kind = ?1 AND id = ?2 AND title IS NOT ?3")?
+            .execute(params![kind.as_str(), id, title])
+            .map(|n| n > 0)
+    }
+
+    /// A Run's end: its notice (unless quiet), its card, the follow ended. Returns whether a
+    /// notice became untold (the deliverer has work).
+    pub fn record_run_end(&self, run: &crate::cloud::Run, notice: Option<&Notice>, account: &str, now: i64) -> rusqlite::Result<bool> {
+        let tx = self.0;
+        let outcome = run.outcome().and_then(|o| serde_json::to_value(o).ok()).and_then(|o| o.as_str().map(String::from));
+        // The card shows the task with its lines; cleaned like every notice's words.
+        let task = crate::notice::text::clean(&run.task, true);
+        let receipt = run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default());
+        let told = match notice {
+            Some(n) => insert_notice(tx, n, Some(account), now, "untold")?,
+            None => false,
+        };
+        tx.prepare_cached(
+            "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![run.id.as_str(), task, outcome.unwrap_or_default(), receipt, notice.map(|n| n.key.as_str()), now])?;
+        let reason = if notice.is_some() { "ended" } else { "cancelled here" };
+        tx.prepare_cached(
+            "UPDATE follows SET ended_at = ?2, end_reason = ?3, changed_at = ?2 WHERE kind = 'run' AND id = ?1 AND ended_at IS NULL",
+        )?
+        .execute(params![run.id.as_str(), now, reason])?;
+        Ok(told)
+    }
+
+    /// A hand-off's new version: the cursor moves, its notice is inserted (`silent` when it is
+    /// known but not news), and the follow ends when the hand-off closes. Returns whether a
+    /// notice became untold.
+    pub fn record_handoff(&self, step: HandoffStep, account: &str, now: i64) -> rusqlite::Result<bool> {
+        let tx = self.0;
+        let HandoffStep { id, version, notice, silent, closes } = step;
+        let told = match notice {
+            Some(n) => insert_notice(tx, n, Some(account), now, if silent { "silent" } else { "untold" })? && !silent,
+            None => false,
+        };
+        tx.prepare_cached("UPDATE follows SET cursor = MAX(cursor, ?2), changed_at = ?3 WHERE kind = 'handoff' AND id = ?1")?
+            .execute(params![id, version as i64, now])?;
+        if closes {
+            tx.prepare_cached(
+                "UPDATE follows SET ended_at = ?2, end_reason = 'closed' WHERE kind = 'handoff' AND id = ?1 AND ended_at IS NULL",
+            )?
+            .execute(params![id, now])?;
+        }
+        Ok(told)
+    }
+}
 
 fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64, state: &str) -> rusqlite::Result<bool> {
     let local = n.local.clone().unwrap_or_default();
