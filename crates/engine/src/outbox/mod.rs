@@ -195,9 +195,8 @@ impl Outbox {
         let private = |p: &Path| crate::private::touch_file(p).map_err(|source| OutboxError::Dir { path: p.to_path_buf(), source });
         private(path)?;
         for side in ["-wal", "-shm"] {
-            let mut name = path.as_os_str().to_owned();
-            name.push(side);
-            crate::private::tighten_file(Path::new(&name)).map_err(|source| OutboxError::Dir { path: name.clone().into(), source })?;
+            let name = beside(path, side);
+            crate::private::tighten_file(&name).map_err(|source| OutboxError::Dir { path: name.clone(), source })?;
         }
         let conn = Connection::open(path).map_err(|e| classify(path, e))?;
         let mut outbox = Outbox { conn: Mutex::new(conn), group: Default::default(), _checkpoint: None, path: path.to_path_buf() };
@@ -510,10 +509,6 @@ impl Outbox {
             .execute("INSERT OR IGNORE INTO cancel_notes (run_id, noted_at) VALUES (?1, ?2)", params![run_id, now])
             .map(drop)
             .map_err(|e| self.err(e))
-    }
-
-    pub fn cancel_noted(&self, run_id: &str) -> Result<bool, OutboxError> {
-        Grouped(&self.lock()).cancel_noted(run_id).map_err(|e| self.err(e))
     }
 
     // ── delivery ─────────────────────────────────────────────────────────────────────────────
@@ -938,6 +933,13 @@ fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>, now: i64,
             place_json(local.place.as_ref())
         ])?;
     Ok(inserted == 1)
+}
+
+/// SQLite's file beside the database: `-wal` or `-shm` after its name.
+fn beside(path: &Path, side: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(side);
+    name.into()
 }
 
 fn classify(path: &Path, e: rusqlite::Error) -> OutboxError {

@@ -16,12 +16,6 @@ fn notice(key: &str) -> Notice {
     }
 }
 
-fn wal_of(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push("-wal");
-    name.into()
-}
-
 #[test]
 fn a_key_is_inserted_once_and_told_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,7 +84,7 @@ fn reopening_keeps_everything_and_migrates_once() {
     let f = out.active_follows("u1").unwrap();
     assert_eq!(f.len(), 1);
     assert!(f[0].made_here);
-    assert!(out.cancel_noted("run_0123456789abcdef0123").unwrap());
+    assert!(Grouped(&out.lock()).cancel_noted("run_0123456789abcdef0123").unwrap());
     assert!(out.active_follows("u2").unwrap().is_empty());
     #[cfg(unix)]
     {
@@ -125,7 +119,7 @@ fn a_truncated_database_is_refused() {
         }
     }
     // A closed store is all in its file: the last connection to close folded the WAL in.
-    assert!(!wal_of(&path).exists(), "the WAL is gone once the store is closed");
+    assert!(!beside(&path, "-wal").exists(), "the WAL is gone once the store is closed");
     let bytes = std::fs::read(&path).unwrap();
     // Keep the header, wreck the pages after it.
     let mut wrecked = bytes.clone();
