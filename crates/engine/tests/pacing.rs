@@ -94,3 +94,34 @@ async fn a_held_wait_is_followed_at_once_and_nothing_wakes_while_nothing_happens
     // The first hand-off wait answers at once (version 1 is past 0); then 25 s holds.
     assert!((24..=26).contains(&handoffs), "{handoffs} hand-off waits in 10 min");
 }
+
+/// Follows started together (a restart resumes them all) ask their first wait for a hold drawn
+/// between the 2 s floor and the server's full hold, then the full hold: they re-ask apart
+/// ever after (docs/cloud-api.md, "Pacing").
+#[tokio::test(start_paused = true)]
+async fn follows_started_together_draw_their_first_hold_and_then_ask_the_full_one() {
+    let w = World::new().await;
+    let runs: Vec<_> = (0..20).map(|i| w.run(&format!("Together {i}"))).collect();
+    for run in &runs {
+        w.engine.follow_run(run).unwrap();
+    }
+    pass(SECS(25)).await;
+    let mut first_holds = Vec::new();
+    for run in &runs {
+        let asks = w.requests_to(run.as_str());
+        assert!(asks.len() >= 2, "{run} asked {} times", asks.len());
+        let hold = |q: &Option<String>| {
+            q.as_deref()
+                .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("timeoutMs=")))
+                .map(|ms| ms.parse::<u64>().unwrap())
+        };
+        let first = hold(&asks[0].query).unwrap_or(10_000);
+        assert!((2_000..=10_000).contains(&first), "first hold {first} ms");
+        assert_eq!(asks[1].at_ms - asks[0].at_ms, first, "the first wait was held as asked");
+        assert!(asks[1..].iter().all(|a| hold(&a.query).is_none()), "then the server's full hold: {:?}", asks[1].query);
+        first_holds.push(first);
+    }
+    first_holds.sort();
+    first_holds.dedup();
+    assert!(first_holds.len() >= 15, "drawn, not one hold for all: {first_holds:?}");
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use cmux_cloud_sim::{Fault, FaultBody, RunChange};
 use cmux_tray_engine::cloud::client::Transport;
-use cmux_tray_engine::cloud::{CloudClient, CloudError, Credentials, RunId, RunStatus};
+use cmux_tray_engine::cloud::{CloudClient, CloudError, Credentials, RUN_HOLD, RunId, RunStatus};
 use common::eventually;
 use secrecy::SecretString;
 
@@ -29,7 +29,7 @@ async fn over_http2_250_waits_are_all_held_at_once_on_three_connections() {
             .iter()
             .map(|id| {
                 let (client, cred, id) = (client.clone(), cred.clone(), id.clone());
-                tokio::spawn(async move { client.wait_run(&cred, &id).await })
+                tokio::spawn(async move { client.wait_run(&cred, &id, RUN_HOLD).await })
             })
             .collect();
         // On one connection 50 of them would queue until others ended.
@@ -61,7 +61,7 @@ async fn a_wait_started_beside_another_call_on_a_new_connection_is_answered_at_t
         let client = CloudClient::new(&sim.origin(), &sim.origin(), Transport::Http2).expect("a client");
         let id = RunId::parse(&sim.sim.create_run(&user.user_id, "Raced")).unwrap();
         let (c, cr, i) = (client.clone(), cred.clone(), id.clone());
-        let wait = tokio::spawn(async move { c.wait_run(&cr, &i).await });
+        let wait = tokio::spawn(async move { c.wait_run(&cr, &i, RUN_HOLD).await });
         let (c, cr) = (client.clone(), cred.clone());
         let me = tokio::spawn(async move { c.me(&cr).await });
         let held = || sim.sim.held_waits(id.as_str()) > 0;
@@ -90,7 +90,7 @@ async fn over_http2_a_wait_sends_only_the_two_headers_and_reads_errors_as_any_ca
     let id = RunId::parse(&sim.sim.create_run(&user.user_id, "Headers")).unwrap();
     sim.sim.clear_requests();
     let (c, cr, i) = (client.clone(), cred.clone(), id.clone());
-    let wait = tokio::spawn(async move { c.wait_run(&cr, &i).await });
+    let wait = tokio::spawn(async move { c.wait_run(&cr, &i, RUN_HOLD).await });
     eventually("the wait held at the simulator", Duration::from_secs(5), || sim.sim.held_waits(id.as_str()) > 0).await;
     sim.sim.update_run(id.as_str(), RunChange::status("running"));
     assert_eq!(wait.await.unwrap().expect("an answer").status, RunStatus::Running);
@@ -110,18 +110,18 @@ async fn over_http2_a_wait_sends_only_the_two_headers_and_reads_errors_as_any_ca
     // Someone else's Run: 403, a follow's end. A token the server refuses: 401, a stale token.
     let bob = sim.sim.add_user("bob@example.com");
     let theirs = RunId::parse(&sim.sim.create_run(&bob.user_id, "Not Ada's")).unwrap();
-    match client.wait_run(&cred, &theirs).await {
+    match client.wait_run(&cred, &theirs, RUN_HOLD).await {
         Err(CloudError::Gone { status: 403, .. }) => {}
         other => panic!("someone else's Run: {other:?}"),
     }
     let stale = Credentials { access_token: SecretString::from("not-a-token".to_string()), team: None };
-    match client.wait_run(&stale, &id).await {
+    match client.wait_run(&stale, &id, RUN_HOLD).await {
         Err(CloudError::StaleToken) => {}
         other => panic!("a refused token: {other:?}"),
     }
     // A 16 MiB answer is read up to the snapshot cap (256 KiB, docs/cloud-api.md) and no further.
     sim.sim.add_fault(Fault::on("/wait").body(FaultBody::Oversized));
-    match client.wait_run(&cred, &id).await {
+    match client.wait_run(&cred, &id, RUN_HOLD).await {
         Err(CloudError::Unreadable { detail, .. }) if detail.contains("larger than 256 KiB") => {}
         other => panic!("an oversized answer: {other:?}"),
     }

@@ -178,9 +178,14 @@ impl CloudClient {
         url
     }
 
-    /// `GET /api/runs/{id}/wait`: held by the server up to 10 s.
-    pub async fn wait_run(&self, cred: &Credentials, id: &RunId) -> Result<Run, CloudError> {
-        let url = Self::url(&self.api, &format!("/api/runs/{id}/wait"));
+    /// `GET /api/runs/{id}/wait`: held by the server up to 10 s, or `hold` if shorter
+    /// (`timeoutMs`). The client's deadline is the full hold's: a server that ignores
+    /// `timeoutMs` is not cut short.
+    pub async fn wait_run(&self, cred: &Credentials, id: &RunId, hold: Duration) -> Result<Run, CloudError> {
+        let mut url = Self::url(&self.api, &format!("/api/runs/{id}/wait"));
+        if hold < RUN_HOLD {
+            url.query_pairs_mut().append_pair("timeoutMs", &hold.as_millis().to_string());
+        }
         let what = format!("wait on {id}");
         let body = self.wait(url, cred, RUN_HOLD + WAIT_MARGIN, &what).await?;
         let run: Run = parse(&what, body)?;
@@ -190,10 +195,12 @@ impl CloudClient {
         Ok(run)
     }
 
-    /// `GET /v1/handoffs/{id}/wait?after=&timeoutMs=`: held by the store up to 25 s.
-    pub async fn wait_handoff(&self, cred: &Credentials, id: &HandoffId, after: u64) -> Result<Handoff, CloudError> {
+    /// `GET /v1/handoffs/{id}/wait?after=&timeoutMs=`: held by the store up to 25 s, or `hold`
+    /// if shorter.
+    pub async fn wait_handoff(&self, cred: &Credentials, id: &HandoffId, after: u64, hold: Duration) -> Result<Handoff, CloudError> {
         let mut url = Self::url(&self.api, &format!("/v1/handoffs/{id}/wait"));
-        url.query_pairs_mut().append_pair("after", &after.to_string()).append_pair("timeoutMs", &HANDOFF_HOLD.as_millis().to_string());
+        let hold = hold.min(HANDOFF_HOLD);
+        url.query_pairs_mut().append_pair("after", &after.to_string()).append_pair("timeoutMs", &hold.as_millis().to_string());
         let what = format!("wait on {id}");
         let body = self.wait(url, cred, HANDOFF_HOLD + WAIT_MARGIN, &what).await?;
         let h: Handoff = parse(&what, body)?;

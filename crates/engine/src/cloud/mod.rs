@@ -9,7 +9,7 @@ pub mod ids;
 pub mod types;
 mod waits;
 
-pub use client::{CloudClient, Credentials, Listing};
+pub use client::{CloudClient, Credentials, HANDOFF_HOLD, Listing, RUN_HOLD};
 pub use error::CloudError;
 pub use ids::{BadId, HandoffId, RunId, TeamId};
 pub use types::{Handoff, HandoffState, HandoffStatus, Me, Outcome, Receipt, Run, RunStatus, Team};

@@ -11,13 +11,14 @@ pub mod pacing;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::{Notify, broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::clock::{Clock, DAY_MS, HOUR_MS};
-use crate::cloud::{CloudClient, CloudError, Credentials, Handoff, HandoffId, Run, RunId};
+use crate::cloud::{CloudClient, CloudError, Credentials, HANDOFF_HOLD, Handoff, HandoffId, RUN_HOLD, Run, RunId};
 use crate::notice::{self, RunVerdict};
 use crate::outbox::{FollowKind, FollowRow, Grouped, HandoffStep, Outbox, OutboxError};
 
@@ -321,6 +322,13 @@ impl Follower {
     async fn follow_loop(&self, session: &Session, row: FollowRow, stop: &CancellationToken) -> FollowEnd {
         let inner = &self.inner;
         let mut progress = Progress { cursor: row.cursor, changed_at: row.changed_at, failures: 0, title: row.title.clone() };
+        let full = match row.kind {
+            FollowKind::Run => RUN_HOLD,
+            FollowKind::Handoff => HANDOFF_HOLD,
+        };
+        // docs/cloud-api.md, "Pacing": the first hold is drawn, so that follows started together
+        // are not asked again together every hold (one thread then serves a steady trickle).
+        let mut hold = inner.pacing.first_hold(full, rand::random());
         loop {
             let now = inner.clock.now_ms();
             let expired = match row.kind {
@@ -335,7 +343,8 @@ impl Follower {
             // The wait, and what is done with its answer, are boxed: a follow's task then weighs
             // only what it keeps between asks, and the wait in flight only what a wait needs
             // (10,000 follows are 10,000 of each; `scripts/bench` row 2, memory).
-            let asking = Box::pin(self.ask(&row, session.credentials(), progress.cursor));
+            let asking = Box::pin(self.ask(&row, session.credentials(), progress.cursor, hold));
+            hold = full;
             let answer = tokio::select! {
                 biased;
                 _ = stop.cancelled() => return FollowEnd::Stopped(stop_reason(session)),
@@ -426,16 +435,16 @@ impl Follower {
         })
     }
 
-    async fn ask(&self, row: &FollowRow, cred: Credentials, cursor: u64) -> Result<Answer, CloudError> {
+    async fn ask(&self, row: &FollowRow, cred: Credentials, cursor: u64, hold: Duration) -> Result<Answer, CloudError> {
         let cloud = &self.inner.cloud;
         match row.kind {
             FollowKind::Run => {
                 let id = RunId::parse(&row.id).map_err(|e| bad_stored_id(&row.id, e))?;
-                cloud.wait_run(&cred, &id).await.map(Answer::Run)
+                cloud.wait_run(&cred, &id, hold).await.map(Answer::Run)
             }
             FollowKind::Handoff => {
                 let id = HandoffId::parse(&row.id).map_err(|e| bad_stored_id(&row.id, e))?;
-                cloud.wait_handoff(&cred, &id, cursor).await.map(Answer::Handoff)
+                cloud.wait_handoff(&cred, &id, cursor, hold).await.map(Answer::Handoff)
             }
         }
     }

@@ -25,6 +25,15 @@ impl Pacing {
         self.floor.saturating_sub(elapsed)
     }
 
+    /// The hold the first wait of a follow asks for: between the floor and the server's `full`
+    /// hold (`jitter` in 0..=1). Follows that start together (a restart resumes them all) then
+    /// end their holds apart and are asked again apart ever after, instead of all at once every
+    /// hold; never under the floor, so the first answer is not followed by a pause.
+    pub fn first_hold(&self, full: Duration, jitter: f64) -> Duration {
+        let floor = self.floor.min(full);
+        floor + (full - floor).mul_f64(jitter.clamp(0.0, 1.0))
+    }
+
     /// After the `failures`-th failure in a row (1-based): exponential, with "equal jitter"
     /// (half fixed, half random, `jitter` in 0..=1), at least the server's `Retry-After`, never
     /// more than `max_backoff`, and never sooner than the floor.
@@ -60,6 +69,15 @@ mod tests {
             assert_eq!(low, S(lo).max(S(2)), "failure {n}, no jitter");
             assert_eq!(high, S(hi), "failure {n}, full jitter");
         }
+    }
+
+    #[test]
+    fn a_first_hold_lies_between_the_floor_and_the_full_hold() {
+        let p = Pacing::default();
+        assert_eq!(p.first_hold(S(10), 0.0), S(2));
+        assert_eq!(p.first_hold(S(10), 0.5), S(6));
+        assert_eq!(p.first_hold(S(25), 1.0), S(25));
+        assert_eq!(p.first_hold(S(1), 0.5), S(1), "a hold shorter than the floor is kept whole");
     }
 
     #[test]
