@@ -184,7 +184,10 @@ pub fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // One thread: the daemon waits far more than it works, and the store's commits, the keyring
+    // and X11 run on blocking threads. Two workers waking each other for every answer cost a
+    // fifth more CPU while 10,000 follows are held (docs/architecture.md, "One runtime thread").
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cmux-tray: cannot start: {e}");
