@@ -327,7 +327,7 @@ impl Follower {
             FollowKind::Handoff => HANDOFF_HOLD,
         };
         // docs/cloud-api.md, "Pacing": the first hold is drawn, so that follows started together
-        // are not asked again together every hold (one thread then serves a steady trickle).
+        // spread over the beats, and every hold ends on a beat, so that one wake-up serves many.
         let mut hold = inner.pacing.first_hold(full, rand::random());
         loop {
             let now = inner.clock.now_ms();
@@ -343,7 +343,8 @@ impl Follower {
             // The wait, and what is done with its answer, are boxed: a follow's task then weighs
             // only what it keeps between asks, and the wait in flight only what a wait needs
             // (10,000 follows are 10,000 of each; `scripts/bench` row 2, memory).
-            let asking = Box::pin(self.ask(&row, session.credentials(), progress.cursor, hold));
+            let on_beat = inner.pacing.on_beat(hold, now);
+            let asking = Box::pin(self.ask(&row, session.credentials(), progress.cursor, on_beat));
             hold = full;
             let answer = tokio::select! {
                 biased;

@@ -11,11 +11,19 @@ pub struct Pacing {
     pub first_backoff: Duration,
     /// No wait between two requests for one item is longer than this.
     pub max_backoff: Duration,
+    /// Holds end on a multiple of this (of the clock), so that the answers of many follows
+    /// come together and the daemon wakes once for them.
+    pub beat: Duration,
 }
 
 impl Default for Pacing {
     fn default() -> Self {
-        Pacing { floor: Duration::from_secs(2), first_backoff: Duration::from_secs(2), max_backoff: Duration::from_secs(60) }
+        Pacing {
+            floor: Duration::from_secs(2),
+            first_backoff: Duration::from_secs(2),
+            max_backoff: Duration::from_secs(60),
+            beat: Duration::from_secs(1),
+        }
     }
 }
 
@@ -32,6 +40,22 @@ impl Pacing {
     pub fn first_hold(&self, full: Duration, jitter: f64) -> Duration {
         let floor = self.floor.min(full);
         floor + (full - floor).mul_f64(jitter.clamp(0.0, 1.0))
+    }
+
+    /// `hold`, asked at `now_ms`, cut short to end on a beat: the holds of all follows end on
+    /// the same few instants a second and their answers come together, one wake-up for many,
+    /// while the drawn first holds keep the follows spread over the beats. Never under the
+    /// floor: such a hold ends one beat later instead.
+    pub fn on_beat(&self, hold: Duration, now_ms: i64) -> Duration {
+        let (beat, hold_ms) = (self.beat.as_millis() as i64, hold.as_millis() as i64);
+        if beat == 0 {
+            return hold;
+        }
+        let mut ms = hold_ms - (now_ms + hold_ms).rem_euclid(beat);
+        if ms < self.floor.as_millis() as i64 {
+            ms += beat;
+        }
+        Duration::from_millis(ms as u64)
     }
 
     /// After the `failures`-th failure in a row (1-based): exponential, with "equal jitter"
@@ -78,6 +102,17 @@ mod tests {
         assert_eq!(p.first_hold(S(10), 0.5), S(6));
         assert_eq!(p.first_hold(S(25), 1.0), S(25));
         assert_eq!(p.first_hold(S(1), 0.5), S(1), "a hold shorter than the floor is kept whole");
+    }
+
+    #[test]
+    fn a_hold_is_cut_to_end_on_a_beat_but_never_under_the_floor() {
+        let p = Pacing::default();
+        let ms = Duration::from_millis;
+        assert_eq!(p.on_beat(S(10), 5_000), S(10), "already on a beat");
+        assert_eq!(p.on_beat(S(10), 5_300), ms(9_700));
+        assert_eq!(p.on_beat(S(25), 1_999), ms(24_001));
+        assert_eq!(p.on_beat(ms(2_200), 1_500), ms(2_500), "under the floor: one beat later");
+        assert_eq!(p.on_beat(S(10), -300), ms(9_300), "a clock before 1970 is still a clock");
     }
 
     #[test]
