@@ -143,6 +143,11 @@ impl LoggedRequest {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
+
+    /// A query parameter's value as sent (not percent-decoded).
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query.as_deref()?.split('&').find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+    }
 }
 
 /// What the server knows of a connection: enough to reset it.

@@ -107,19 +107,18 @@ async fn follows_started_together_spread_over_the_beats_and_every_hold_ends_on_o
         w.engine.follow_run(run).unwrap();
     }
     pass(SECS(35)).await;
-    let hold = |q: &Option<String>| {
-        q.as_deref().and_then(|q| q.split('&').find_map(|p| p.strip_prefix("timeoutMs="))).map(|ms| ms.parse::<u64>().unwrap())
-    };
+    // A wait without `timeoutMs` asks for the Run's full hold.
+    let hold = |r: &cmux_cloud_sim::LoggedRequest| r.param("timeoutMs").map_or(10_000, |ms| ms.parse::<u64>().unwrap());
     let (mut first_holds, mut phases) = (Vec::new(), Vec::new());
     for run in &runs {
         let asks = w.requests_to(run.as_str());
         assert!(asks.len() >= 3, "{run} asked {} times", asks.len());
-        let first = hold(&asks[0].query).unwrap_or(10_000);
+        let first = hold(&asks[0]);
         assert!((2_000..=10_000).contains(&first), "first hold {first} ms");
-        for pair in asks.windows(2) {
-            let held = hold(&pair[0].query).unwrap_or(10_000);
+        for (i, pair) in asks.windows(2).enumerate() {
+            let held = hold(&pair[0]);
             assert_eq!(pair[1].at_ms - pair[0].at_ms, held, "each wait was held as asked");
-            assert!(pair[0].at_ms == asks[0].at_ms || held > 9_000, "later holds are the full hold, cut to the beat: {held} ms");
+            assert!(i == 0 || held > 9_000, "later holds are the full hold, cut to the beat: {held} ms");
             phases.push((pair[0].at_ms + held) % 1_000);
         }
         first_holds.push(first);
