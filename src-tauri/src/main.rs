@@ -10,6 +10,7 @@
 //! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
 //! - `links`: `cmux-tray://` links, one instance per user, and the scheme's registration.
 //! - `webkit`: WebKitGTK's network process ended once no window is left.
+//! - `memory`: the pages only start-up or a closed window needed, given back to the kernel.
 
 // A release build on Windows opens no console window beside the tray.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -18,6 +19,7 @@ mod autostart;
 mod commands;
 mod demo;
 mod links;
+mod memory;
 mod tray;
 mod webkit;
 mod windows;
@@ -106,6 +108,7 @@ fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, 
         }
     });
     tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
+    memory::give_back_after(memory::AFTER_START);
     Ok(())
 }
 
