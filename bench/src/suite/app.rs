@@ -111,8 +111,10 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         // Wake-ups, beside the answers the long-polls themselves bring.
         let requests0 = cloud.sim().requests().len();
         let switches0 = procfs::context_switches(pid);
+        let faults0 = procfs::major_faults(pid);
         std::thread::sleep(window);
         let wakeups = procfs::context_switches(pid).saturating_sub(switches0) as f64 / window.as_secs_f64();
+        let read_back = procfs::major_faults(pid).saturating_sub(faults0) as f64 / window.as_secs_f64();
         let answers = (cloud.sim().requests().len() - requests0) as f64 / window.as_secs_f64();
 
         // The history window open (a second launch opens it, as a launcher's click does) …
@@ -131,7 +133,7 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         let closed = family(pid);
         let closed_breakdown = procfs::rss_by_mapping(pid);
         stop(child)?;
-        r.push(Idle { rss, pss, children, breakdown, wakeups, answers, open, closed, closed_breakdown });
+        r.push(Idle { rss, pss, children, breakdown, wakeups, read_back, answers, open, closed, closed_breakdown });
     }
     let col = |f: &dyn Fn(&Idle) -> f64| r.iter().map(f).collect::<Vec<f64>>();
     let method = format!("release app, tray only, {}s after start, 100 follows; /proc/PID/smaps_rollup", settle.as_secs());
@@ -146,6 +148,14 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         &col(&|i| i.wakeups),
         None,
         &format!("over {} s", window.as_secs()),
+    ));
+    figures.push(Figure::of(
+        3,
+        "idle pages read back (major faults)",
+        "/s",
+        &col(&|i| i.read_back),
+        None,
+        &format!("over the same {} s: what giving back start-up's pages costs while idle", window.as_secs()),
     ));
     figures.push(Figure::of(3, "long-poll requests in the same time", "/s", &col(&|i| i.answers), None, "the simulator's request log"));
     figures.push(Figure::of(3, "app + children RSS, history open", "MiB", &col(&|i| i.open.0), None, "10 s after it opened"));
@@ -181,6 +191,8 @@ struct Idle {
     children: Vec<String>,
     breakdown: Vec<(String, u64)>,
     wakeups: f64,
+    /// Major page faults per second while idle: pages given back at start and needed again.
+    read_back: f64,
     answers: f64,
     /// (RSS, PSS, children) with the history open, and after it closed.
     open: (f64, f64, Vec<String>),
