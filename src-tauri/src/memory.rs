@@ -4,28 +4,35 @@
 //! the idle tray runs again: about 40 MiB of the tray's 73 MiB resident were such pages (README,
 //! "Benchmarks", row 3). They are mapped from files and unchanged, so the kernel may reclaim them
 //! at any time; `MADV_PAGEOUT` asks it to now rather than under memory pressure, once start-up is
-//! over and again once the last window is gone. A page needed later is read back on first touch.
+//! over and again once the last window is gone (never while a window is open: it uses them). A
+//! page needed later is read back on its first touch.
 //! The kernel leaves pages that another process maps too (libc, GLib), and writable mappings are
 //! not asked about: their changed pages have no file to return to.
 
 use std::time::Duration;
 
+use tauri::{AppHandle, Manager};
+
 /// Start-up is over well within this: the tray registered, the follows restored and asked.
 pub const AFTER_START: Duration = Duration::from_secs(10);
 
-/// Gives back the clean pages after `delay`, on Tauri's runtime.
-pub fn give_back_after(delay: Duration) {
+/// Gives back the clean pages after `delay` if no window is open then: an open window is using
+/// WebKit's pages, and its closing gives them back.
+pub fn give_back_when_no_window(app: &AppHandle, delay: Duration) {
+    let app = app.clone();
     tauri::async_runtime::spawn(async move {
         tokio::time::sleep(delay).await;
-        // The walk and the advice take a few milliseconds of system time: off the runtime.
-        let _ = tokio::task::spawn_blocking(give_back).await;
+        if app.webview_windows().is_empty() {
+            // The walk and the advice take a few milliseconds of system time: off the runtime.
+            let _ = tokio::task::spawn_blocking(give_back).await;
+        }
     });
 }
 
 /// Asks the kernel to reclaim the pages of every read-only file mapping, and logs the resident
 /// memory before and after.
 #[cfg(target_os = "linux")]
-pub fn give_back() {
+fn give_back() {
     let before = resident_kib();
     let maps = match std::fs::read_to_string("/proc/self/maps") {
         Ok(maps) => maps,
@@ -50,7 +57,7 @@ pub fn give_back() {
 
 /// Elsewhere the system's own web views live in processes of their own.
 #[cfg(not(target_os = "linux"))]
-pub fn give_back() {}
+fn give_back() {}
 
 /// The (start, end) addresses of the file mappings in `maps` (/proc/PID/maps's format) that
 /// cannot be written: code and read-only data of the binary and its libraries, read-only mapped
