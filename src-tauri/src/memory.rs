@@ -40,9 +40,9 @@ fn give_back() {
     };
     let mut advised = 0usize;
     for (start, end) in read_only_file_mappings(&maps) {
-        // SAFETY: the range is one of our own mappings, as /proc/self/maps lists it; the advice
-        // changes no content (a clean file page is read back on its next touch), and a mapping
-        // gone meanwhile only makes madvise fail.
+        // SAFETY: the range is one of our own mappings, as /proc/self/maps listed it. The advice
+        // never changes what memory holds (a page is read back on its next touch), so a mapping
+        // unmapped or replaced meanwhile loses nothing either: madvise fails, or a page is swapped.
         if unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT) } == 0 {
             advised += end - start;
         }
