@@ -108,7 +108,7 @@ fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, 
         }
     });
     tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
-    memory::give_back_when_no_window(app.handle(), memory::AFTER_START);
+    memory::give_back_after_start(app.handle());
     Ok(())
 }
 

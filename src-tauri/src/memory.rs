@@ -14,25 +14,30 @@ use std::time::Duration;
 use tauri::{AppHandle, Manager};
 
 /// Start-up is over well within this: the tray registered, the follows restored and asked.
-pub const AFTER_START: Duration = Duration::from_secs(10);
+const AFTER_START: Duration = Duration::from_secs(10);
 
-/// Gives back the clean pages after `delay` if no window is open then: an open window is using
-/// WebKit's pages, and its closing gives them back.
-pub fn give_back_when_no_window(app: &AppHandle, delay: Duration) {
+/// Gives back the clean pages once start-up is over, unless a window is open then: it is using
+/// WebKit's pages, and its closing gives them back (`webkit`).
+pub fn give_back_after_start(app: &AppHandle) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(delay).await;
+        tokio::time::sleep(AFTER_START).await;
         if app.webview_windows().is_empty() {
-            // The walk and the advice take a few milliseconds of system time: off the runtime.
-            let _ = tokio::task::spawn_blocking(give_back).await;
+            give_back().await;
         }
     });
+}
+
+/// Gives back the clean pages now, off the runtime: the walk and the advice take a few
+/// milliseconds of system time.
+pub async fn give_back() {
+    let _ = tokio::task::spawn_blocking(give_back_now).await;
 }
 
 /// Asks the kernel to reclaim the pages of every read-only file mapping, and logs the resident
 /// memory before and after.
 #[cfg(target_os = "linux")]
-fn give_back() {
+fn give_back_now() {
     let before = resident_kib();
     let maps = match std::fs::read_to_string("/proc/self/maps") {
         Ok(maps) => maps,
@@ -57,7 +62,7 @@ fn give_back() {
 
 /// Elsewhere the system's own web views live in processes of their own.
 #[cfg(not(target_os = "linux"))]
-fn give_back() {}
+fn give_back_now() {}
 
 /// The (start, end) addresses of the file mappings in `maps` (/proc/PID/maps's format) that
 /// cannot be written: code and read-only data of the binary and its libraries, read-only mapped
@@ -134,7 +139,7 @@ mod tests {
         assert_eq!(sum, 7 * len / 4096);
         let resident = || mapping_rss_kib(at as usize);
         let before = resident();
-        give_back();
+        give_back_now();
         let after = resident();
         // SAFETY: the mapping made above.
         unsafe { libc::munmap(at, len) };

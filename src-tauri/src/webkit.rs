@@ -17,7 +17,7 @@ pub fn window_destroyed(app: &AppHandle) {
         tokio::time::sleep(AFTER_CLOSE).await;
         if app.webview_windows().is_empty() {
             end_network_process();
-            crate::memory::give_back_when_no_window(&app, Duration::ZERO);
+            crate::memory::give_back().await;
         }
     });
 }
