@@ -42,20 +42,22 @@ pub fn rss_by_mapping(pid: u32) -> Vec<(String, u64)> {
 /// User + system CPU time, in clock ticks (USER_HZ, 100 on Linux).
 pub fn cpu_ticks(pid: u32) -> u64 {
     // utime and stime are /proc/PID/stat's 14th and 15th fields.
-    stat_field(pid, 14) + stat_field(pid, 15)
+    let [user, system] = stat_fields(pid, [14, 15]);
+    user + system
 }
 
 /// Page faults that had to read the page back (majflt): pages given back and touched again.
 pub fn major_faults(pid: u32) -> u64 {
-    stat_field(pid, 12)
+    let [majflt] = stat_fields(pid, [12]);
+    majflt
 }
 
-/// Field `n` (1-based, as proc(5) numbers them) of /proc/PID/stat, 0 when unreadable.
-fn stat_field(pid: u32, n: usize) -> u64 {
+/// Fields `ns` (1-based, as proc(5) numbers them) of one read of /proc/PID/stat, 0 when unreadable.
+fn stat_fields<const N: usize>(pid: u32, ns: [usize; N]) -> [u64; N] {
     let text = std::fs::read_to_string(proc(pid, "stat")).unwrap_or_default();
     // The command (field 2) may hold spaces: fields are counted after its closing parenthesis.
-    let rest = text.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    rest.split_whitespace().nth(n - 3).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+    let rest: Vec<&str> = text.rsplit_once(')').map(|(_, r)| r).unwrap_or("").split_whitespace().collect();
+    ns.map(|n| rest.get(n - 3).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0))
 }
 
 pub const TICKS_PER_SEC: f64 = 100.0;
