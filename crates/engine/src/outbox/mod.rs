@@ -260,8 +260,9 @@ impl Outbox {
         }
         // NORMAL: a commit is in the WAL when it returns, so it outlives the app's crash; a
         // power cut may take back the last seconds of them (docs/architecture.md, "Durable on
-        // return"). The WAL file is cut back to 4 MiB after a burst has grown it.
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 4194304;")
+        // return"). A WAL started over is cut to 32 MiB, twice the length at which the
+        // checkpoints start it over (`checkpoint`), so a long burst reuses its file space.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 33554432;")
             .map_err(|e| self.err(e))?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))?;
         self.check_version(version)?;
