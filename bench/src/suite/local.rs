@@ -3,7 +3,10 @@
 //! whole `cmux-tray notify` process until its banner reaches the server, beside `notify-send`
 //! (libnotify) sending the same notice straight to the server.
 
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::suite::stats::{self, Figure, Goal};
@@ -22,8 +25,10 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
         // A store of its own for each method: the second would otherwise save into one the first
         // filled (120,000 notices), which measures the store's size as much as the method.
         let world = World::start(0, 0, &[])?;
-        let (mut rate, mut p50, mut p99, mut rate16) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut rate, mut p50, mut p99, mut rate16, mut wal) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let wal_path = world.home.database().with_extension("sqlite3-wal");
         for _ in 0..repeats {
+            let sampler = Longest::watch(&wal_path);
             let mut client = world.client()?;
             let mut rtt = Vec::with_capacity(per_run);
             let start = Instant::now();
@@ -57,6 +62,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
                 Ok(())
             })?;
             rate16.push((per_run / 16 * 16) as f64 / start.elapsed().as_secs_f64());
+            wal.push(sampler.bytes() as f64 / 1_048_576.0);
         }
         let method = format!("{per_run} requests, each answered before the next");
         // Gates, far off as the other rows' are: 40× under the goal. The debug build in CI and here
@@ -66,6 +72,8 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
         figures.push(Figure::of(4, &format!("{name} round trip p50"), "ms", &p50, None, &method));
         figures.push(Figure::of(4, &format!("{name} round trip p99"), "ms", &p99, Goal::at_most(1.0, 20.0), &method));
         figures.push(Figure::of(4, &format!("{name}, 16 connections"), "req/s", &rate16, None, &method));
+        let read = "its length read every 20 ms during each round";
+        figures.push(Figure::of(4, &format!("{name}, the store's WAL at its longest"), "MiB", &wal, None, read));
     }
 
     // The whole process, until its banner arrives: ours against notify-send.
@@ -110,4 +118,32 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
         stats::median(&theirs)
     ));
     Ok(())
+}
+
+/// A file's length at its longest, read every 20 ms from the moment `watch` is called until
+/// `bytes` (the store's WAL, which a stream of notices once grew without end).
+struct Longest {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl Longest {
+    fn watch(path: &Path) -> Longest {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (theirs, path): (_, PathBuf) = (stop.clone(), path.into());
+        let thread = std::thread::spawn(move || {
+            let mut longest = 0;
+            while !theirs.load(Ordering::Relaxed) {
+                longest = longest.max(std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            longest
+        });
+        Longest { stop, thread }
+    }
+
+    fn bytes(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or(0)
+    }
 }
