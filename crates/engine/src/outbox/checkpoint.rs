@@ -30,6 +30,9 @@ const AFTER: Duration = Duration::from_millis(100);
 /// thread has not yet, so that its next write starts the WAL over: 16 MiB, a few hundred
 /// notices, so a writer does it rarely.
 const RESTART_AT: i64 = 4_096;
+/// The WAL file kept when it starts over (`journal_size_limit`): twice `RESTART_AT`'s 16 MiB, so
+/// a long burst writes into file space it already has.
+pub(super) const KEPT_WAL_BYTES: i64 = 2 * RESTART_AT * 4_096;
 /// A WAL this long (4 MiB) after a checkpoint is cut to nothing once writes stop for `QUIET`.
 const CUT_PAST: i64 = 1_024;
 const QUIET: Duration = Duration::from_secs(1);
@@ -186,9 +189,11 @@ mod tests {
         let path = dir.path().join("c.db");
         let checkpointer = Checkpointer::start(&path).unwrap();
         let writer = Connection::open(&path).unwrap();
-        // The store's own settings: held back by a RESTART, the writer waits (BUSY_TIMEOUT).
+        // The store's own settings: held back by the thread's TRUNCATE, the writer waits
+        // (BUSY_TIMEOUT); a WAL started over keeps KEPT_WAL_BYTES.
         writer.busy_timeout(super::super::BUSY_TIMEOUT).unwrap();
-        writer.execute_batch("PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = 33554432; CREATE TABLE t (v BLOB)").unwrap();
+        writer.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (v BLOB)").unwrap();
+        writer.pragma_update(None, "journal_size_limit", KEPT_WAL_BYTES).unwrap();
         checkpointer.watch(&writer).unwrap();
         // 25,000 pages, about 100 MiB through the WAL, with no pause a checkpoint could finish in.
         let mut longest = 0;

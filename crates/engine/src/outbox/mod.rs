@@ -260,10 +260,9 @@ impl Outbox {
         }
         // NORMAL: a commit is in the WAL when it returns, so it outlives the app's crash; a
         // power cut may take back the last seconds of them (docs/architecture.md, "Durable on
-        // return"). A WAL started over is cut to 32 MiB, twice the length at which the
-        // checkpoints start it over (`checkpoint`), so a long burst reuses its file space.
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA journal_size_limit = 33554432;")
-            .map_err(|e| self.err(e))?;
+        // return"). A WAL started over keeps 32 MiB of file (`checkpoint::KEPT_WAL_BYTES`).
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;").map_err(|e| self.err(e))?;
+        conn.pragma_update(None, "journal_size_limit", checkpoint::KEPT_WAL_BYTES).map_err(|e| self.err(e))?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))?;
         self.check_version(version)?;
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(version as usize) {
