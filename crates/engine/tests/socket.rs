@@ -231,6 +231,41 @@ async fn five_requests_pipelined_in_one_write_are_answered_in_order() {
 }
 
 #[tokio::test]
+async fn notices_pipelined_together_share_one_commit_and_each_is_answered_in_its_place() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    let create = |id: u32, title: Value| json!({"id": id, "method": "notification.create", "params": {"title": title}}).to_string();
+    let before = s.engine.outbox().grouped_commits();
+    // One write: notices, one with a bad title among them (answered where it was asked, and
+    // saving nothing), a bad notify_target, then a list that must see every notice before it.
+    let lines = [
+        "notify one".to_string(),
+        create(2, json!("two")),
+        create(3, json!(5)),
+        "notify_target".to_string(),
+        "notify_target ws sf four".to_string(),
+        json!({"id": 6, "method": "notification.list"}).to_string(),
+        "notify five".to_string(),
+    ];
+    c.send(&(lines.join("\n") + "\n")).await;
+    assert_eq!(c.line().await, "OK\n");
+    let two: Value = serde_json::from_str(&c.line().await).unwrap();
+    assert_eq!((two["id"].clone(), two["ok"].clone()), (json!(2), json!(true)));
+    let three: Value = serde_json::from_str(&c.line().await).unwrap();
+    assert_eq!((three["id"].clone(), three["error"]["code"].clone()), (json!(3), json!("invalid_params")));
+    assert!(c.line().await.starts_with("ERROR: Usage: notify_target"));
+    assert_eq!(c.line().await, "OK\n");
+    let list: Value = serde_json::from_str(&c.line().await).unwrap();
+    let titles: Vec<&str> = list["result"]["notifications"].as_array().unwrap().iter().map(|n| n["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, ["one", "two", "four"]);
+    assert_eq!(c.line().await, "OK\n");
+    // The three before the list in one commit, the one after it in another.
+    assert_eq!(s.engine.outbox().grouped_commits() - before, 2);
+    assert_eq!(s.engine.local_notices(10).unwrap().len(), 4);
+    s.stop.cancel();
+}
+
+#[tokio::test]
 async fn a_one_mebibyte_line_is_refused_and_others_are_still_served() {
     let s = serve(None).await;
     let mut big = Client::connect(&s).await;
@@ -282,6 +317,15 @@ async fn password_mode_with_right_and_wrong_passwords() {
     assert_eq!(c.ask("auth wrong").await, "ERROR: Invalid password\n");
     assert_eq!(c.ask("auth hunter2").await, "OK: Authenticated\n");
     assert_eq!(c.ask("ping").await, "PONG\n");
+    // Sent together with the password: what follows it is answered as authorised, and what
+    // precedes it is not.
+    let mut piped = Client::connect(&s).await;
+    piped.send("notify before\nauth hunter2\nnotify after\n").await;
+    assert_eq!(piped.line().await, "ERROR: Authentication required\n");
+    assert_eq!(piped.line().await, "OK: Authenticated\n");
+    assert_eq!(piped.line().await, "OK\n");
+    let titles: Vec<String> = s.engine.local_notices(10).unwrap().into_iter().map(|n| n.title).collect();
+    assert_eq!(titles, ["after"]);
     let mut v2 = Client::connect(&s).await;
     let r = v2.ask_json(json!({"id": 1, "method": "auth.login", "params": {"password": "nope"}})).await;
     assert_eq!(r["error"]["code"], "auth_failed");

@@ -9,13 +9,19 @@ use crate::outbox::StoredNotice;
 impl Engine {
     /// A notice from a terminal: saved, then told like any other. Returns it with its cmux id.
     pub fn post_local(&self, post: LocalPost) -> Result<Notice, EngineError> {
-        let id = notice::local::new_cmux_id();
-        let notice = notice::local::local_notice(&post, &id);
-        if self.inner.outbox.record_notice(&notice, self.inner.clock.now_ms())? {
+        self.post_locals(vec![post]).pop().expect("post_locals answers every post")
+    }
+
+    /// Notices a client sent one after another without waiting (pipelined): saved in one commit,
+    /// each alone in its savepoint, and answered in order once that commit is in the WAL.
+    pub fn post_locals(&self, posts: Vec<LocalPost>) -> Vec<Result<Notice, EngineError>> {
+        let notices: Vec<Notice> = posts.iter().map(|post| notice::local::local_notice(post, &notice::local::new_cmux_id())).collect();
+        let saved = self.inner.outbox.record_notices(&notices, self.inner.clock.now_ms());
+        if saved.iter().any(|new| matches!(new, Ok(true))) {
             self.inner.deliver.notify_one();
         }
         self.changed();
-        Ok(notice)
+        notices.into_iter().zip(saved).map(|(notice, saved)| saved.map(|_| notice).map_err(EngineError::from)).collect()
     }
 
     /// The newest `limit` local notices, oldest first.

@@ -29,16 +29,123 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The reply line (without its newline) to one request line.
-pub async fn answer(engine: &Engine, conn: &mut Conn, line: &str) -> String {
-    match protocol::parse(line) {
-        Err(r) => protocol::rejected_line(&r),
-        Ok(Request::V1 { command, args }) => v1(engine, conn, &command, &args).await,
-        Ok(Request::V2 { id, method, params }) => match v2(engine, conn, &method, &params).await {
-            Ok(result) => protocol::v2_ok(&id, result),
-            Err((code, message)) => protocol::v2_error(Some(&id), code, &message),
-        },
+/// The reply lines (without their newlines) to request lines a client sent together, in order.
+/// The notices among them (`notify`, `notify_target`, `notification.create*`) are saved in one
+/// commit, and answered once it is in the WAL; a request that reads or changes the store sees the
+/// notices asked before it saved first (docs/local-socket.md, "Pipelining").
+pub async fn answer_all(engine: &Engine, conn: &mut Conn, lines: &[String]) -> Vec<String> {
+    let mut replies = vec![String::new(); lines.len()];
+    let mut posts: Vec<Post> = Vec::new();
+    for (slot, line) in lines.iter().enumerate() {
+        replies[slot] = match protocol::parse(line) {
+            Err(r) => protocol::rejected_line(&r),
+            Ok(Request::V1 { command, args }) => match v1_post(conn, &command, &args) {
+                Some(Ok(post)) => {
+                    posts.push(Post { slot, post, asked: Asked::V1 });
+                    continue;
+                }
+                Some(Err(usage)) => usage,
+                None => {
+                    save(engine, &mut posts, &mut replies);
+                    v1(engine, conn, &command, &args).await
+                }
+            },
+            Ok(Request::V2 { id, method, params }) => match v2_post(conn, &method, &params) {
+                Some(Ok(post)) => {
+                    posts.push(Post { slot, post, asked: Asked::V2 { id } });
+                    continue;
+                }
+                Some(Err((code, message))) => protocol::v2_error(Some(&id), code, &message),
+                None => {
+                    save(engine, &mut posts, &mut replies);
+                    match v2(engine, conn, &method, &params).await {
+                        Ok(result) => protocol::v2_ok(&id, result),
+                        Err((code, message)) => protocol::v2_error(Some(&id), code, &message),
+                    }
+                }
+            },
+        };
     }
+    save(engine, &mut posts, &mut replies);
+    replies
+}
+
+/// A notice asked for, waiting to be saved with the others of its batch.
+struct Post {
+    /// Where its answer goes among the batch's replies.
+    slot: usize,
+    post: LocalPost,
+    asked: Asked,
+}
+
+/// How a notice was asked for, which is how its answer is written.
+enum Asked {
+    V1,
+    V2 { id: Value },
+}
+
+/// Saves the notices waiting in `posts` in one commit and writes their answers in their slots.
+fn save(engine: &Engine, posts: &mut Vec<Post>, replies: &mut [String]) {
+    if posts.is_empty() {
+        return;
+    }
+    let (batch, answers): (Vec<LocalPost>, Vec<(usize, Asked)>) = posts.drain(..).map(|p| (p.post, (p.slot, p.asked))).unzip();
+    for (saved, (slot, asked)) in engine.post_locals(batch).into_iter().zip(answers) {
+        replies[slot] = match (asked, saved) {
+            (Asked::V1, Ok(_)) => "OK".into(),
+            (Asked::V1, Err(e)) => format!("ERROR: {e}"),
+            (Asked::V2 { id }, Ok(n)) => {
+                let origin = n.local.unwrap_or_default();
+                protocol::v2_ok(&id, json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
+            }
+            (Asked::V2 { id }, Err(e)) => protocol::v2_error(Some(&id), "internal_error", &e.to_string()),
+        };
+    }
+}
+
+/// v1 `notify` and `notify_target` from an authorised client: the notice to save, or the usage
+/// error. `None` for every other command (and before authorisation), which `v1` answers.
+fn v1_post(conn: &Conn, command: &str, args: &str) -> Option<Result<LocalPost, String>> {
+    if !conn.authorised {
+        return None;
+    }
+    match command {
+        "notify" => {
+            let (title, subtitle, body) = protocol::split_payload(args);
+            Some(Ok(LocalPost { title, subtitle, body, workspace_id: None, surface_id: None, place: None }))
+        }
+        "notify_target" => {
+            let mut parts = args.splitn(3, char::is_whitespace);
+            let (Some(ws), Some(sf), payload) = (parts.next().filter(|s| !s.is_empty()), parts.next(), parts.next()) else {
+                return Some(Err("ERROR: Usage: notify_target <workspace_id> <surface_id> <title>|<subtitle>|<body>".into()));
+            };
+            let (title, subtitle, body) = protocol::split_payload(payload.unwrap_or(""));
+            Some(Ok(LocalPost { title, subtitle, body, workspace_id: Some(ws.into()), surface_id: Some(sf.into()), place: None }))
+        }
+        _ => None,
+    }
+}
+
+/// v2 `notification.create` and `notification.create_for_caller` from an authorised client: the
+/// notice to save, or what is wrong with its params. `None` for every other method.
+fn v2_post(conn: &Conn, method: &str, params: &Value) -> Option<Result<LocalPost, (&'static str, String)>> {
+    let (ws_key, sf_key) = match method {
+        _ if !conn.authorised => return None,
+        "notification.create" => ("workspace_id", "surface_id"),
+        "notification.create_for_caller" => ("preferred_workspace_id", "preferred_surface_id"),
+        _ => return None,
+    };
+    let post = || {
+        Ok(LocalPost {
+            title: text(params, "title", "Notification")?,
+            subtitle: text(params, "subtitle", "")?,
+            body: text(params, "body", "")?,
+            workspace_id: optional(params, ws_key)?,
+            surface_id: optional(params, sf_key)?,
+            place: place(params)?,
+        })
+    };
+    Some(post())
 }
 
 async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> String {
@@ -56,25 +163,7 @@ async fn v1(engine: &Engine, conn: &mut Conn, command: &str, args: &str) -> Stri
     }
     match command {
         "ping" => "PONG".into(),
-        "notify" => {
-            let (title, subtitle, body) = protocol::split_payload(args);
-            match engine.post_local(LocalPost { title, subtitle, body, workspace_id: None, surface_id: None, place: None }) {
-                Ok(_) => "OK".into(),
-                Err(e) => format!("ERROR: {e}"),
-            }
-        }
-        "notify_target" => {
-            let mut parts = args.splitn(3, char::is_whitespace);
-            let (Some(ws), Some(sf), payload) = (parts.next().filter(|s| !s.is_empty()), parts.next(), parts.next()) else {
-                return "ERROR: Usage: notify_target <workspace_id> <surface_id> <title>|<subtitle>|<body>".into();
-            };
-            let (title, subtitle, body) = protocol::split_payload(payload.unwrap_or(""));
-            let post = LocalPost { title, subtitle, body, workspace_id: Some(ws.into()), surface_id: Some(sf.into()), place: None };
-            match engine.post_local(post) {
-                Ok(_) => "OK".into(),
-                Err(e) => format!("ERROR: {e}"),
-            }
-        }
+        // `notify` and `notify_target` are saved by `answer_all` (`v1_post`).
         "list_notifications" => match engine.local_notices(LIST_LIMIT) {
             Ok(list) if list.is_empty() => "No notifications".into(),
             Ok(list) => list
@@ -157,24 +246,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             "methods": METHODS,
             "access_mode": if conn.password.is_some() { "password" } else { "user" },
         })),
-        "notification.create" | "notification.create_for_caller" => {
-            let (ws_key, sf_key) = if method == "notification.create" {
-                ("workspace_id", "surface_id")
-            } else {
-                ("preferred_workspace_id", "preferred_surface_id")
-            };
-            let post = LocalPost {
-                title: text(params, "title", "Notification")?,
-                subtitle: text(params, "subtitle", "")?,
-                body: text(params, "body", "")?,
-                workspace_id: optional(params, ws_key)?,
-                surface_id: optional(params, sf_key)?,
-                place: place(params)?,
-            };
-            let n = engine.post_local(post).map_err(internal)?;
-            let origin = n.local.unwrap_or_default();
-            Ok(json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
-        }
+        // `notification.create*` are saved by `answer_all` (`v2_post`).
         "notification.list" => {
             let limit = match params.get("limit") {
                 None | Some(Value::Null) => LIST_LIMIT,

@@ -1,7 +1,7 @@
 //! Serving the socket, the same on every platform: peers the platform's [`endpoint`] let in;
 //! password mode with its pre-auth limits; lines capped at 64 KiB; at most `MAX_CLIENTS`
-//! connections at once; each connection on its own task, answered in order, every write with a
-//! time limit.
+//! connections at once; each connection on its own task, answered in order (what a client
+//! pipelined, together), every write with a time limit.
 //!
 //! [`endpoint`]: super::endpoint
 
@@ -24,6 +24,9 @@ pub const MAX_LINE: usize = 64 * 1024;
 pub const PRE_AUTH_BYTES: usize = 4 * 1024 * 1024;
 /// … and must be authorised within this long.
 pub const PRE_AUTH_TIME: Duration = Duration::from_secs(2);
+/// The most request lines a pipelining client gets answered together (their notices in one
+/// commit): enough to share a commit's cost, few enough that the first waits little.
+pub const MAX_BATCH: usize = 64;
 /// An authorised connection that says nothing for this long is closed.
 pub const IDLE: Duration = Duration::from_secs(600);
 /// Connections served at once; the next one is told so and closed, the others go on.
@@ -99,43 +102,54 @@ async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options
     let mut conn = Conn { authorised: options.password.is_none(), password: options.password };
     let opened = Instant::now();
     let mut pre_auth_bytes = 0usize;
-    let mut line = Vec::new();
+    let mut lines = Vec::new();
     loop {
-        line.clear();
-        let deadline = if conn.authorised { Instant::now() + IDLE } else { opened + PRE_AUTH_TIME };
-        let read = tokio::time::timeout_at(deadline, (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)).await;
-        let n = match read {
-            Ok(Ok(n)) => n,
-            Ok(Err(_)) => return,
-            Err(_) => {
-                if !conn.authorised {
-                    let _ = tokio::time::timeout(WRITE_TIMEOUT, write.write_all(b"ERROR: Authentication timed out\n")).await;
+        // The first line is waited for. Once authorised, the whole lines already read behind it
+        // (a client that pipelines) are taken along and answered together, in one write.
+        lines.clear();
+        // `Some(last)`: the connection ends once the lines read are answered, `last` said after
+        // them (nothing when empty).
+        let end = loop {
+            let mut line = Vec::new();
+            let deadline = if conn.authorised { Instant::now() + IDLE } else { opened + PRE_AUTH_TIME };
+            let read = tokio::time::timeout_at(deadline, (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)).await;
+            let n = match read {
+                Ok(Ok(0)) | Ok(Err(_)) => break Some(""),
+                Ok(Ok(n)) => n,
+                Err(_) if conn.authorised => break Some(""),
+                Err(_) => break Some("ERROR: Authentication timed out\n"),
+            };
+            if line.len() > MAX_LINE {
+                break Some("ERROR: Line too long (limit 64 KiB)\n");
+            }
+            if !conn.authorised {
+                pre_auth_bytes += n;
+                if pre_auth_bytes > PRE_AUTH_BYTES {
+                    break Some("ERROR: Too much data before authentication\n");
                 }
-                return;
+            }
+            let text = String::from_utf8_lossy(&line);
+            if !text.trim().is_empty() {
+                lines.push(text.into_owned());
+            }
+            if !lines.is_empty() && (!conn.authorised || lines.len() >= MAX_BATCH || !reader.buffer().contains(&b'\n')) {
+                break None;
             }
         };
-        if n == 0 {
-            return;
-        }
-        if line.len() > MAX_LINE {
-            let _ = tokio::time::timeout(WRITE_TIMEOUT, write.write_all(b"ERROR: Line too long (limit 64 KiB)\n")).await;
-            return;
-        }
-        if !conn.authorised {
-            pre_auth_bytes += n;
-            if pre_auth_bytes > PRE_AUTH_BYTES {
-                let _ = tokio::time::timeout(WRITE_TIMEOUT, write.write_all(b"ERROR: Too much data before authentication\n")).await;
+        if !lines.is_empty() {
+            let mut out = Vec::new();
+            for reply in methods::answer_all(&engine, &mut conn, &lines).await {
+                out.extend_from_slice(reply.as_bytes());
+                out.push(b'\n');
+            }
+            if !matches!(tokio::time::timeout(WRITE_TIMEOUT, write.write_all(&out)).await, Ok(Ok(()))) {
                 return;
             }
         }
-        let text = String::from_utf8_lossy(&line);
-        if text.trim().is_empty() {
-            continue;
-        }
-        let reply = methods::answer(&engine, &mut conn, &text).await;
-        let mut out = reply.into_bytes();
-        out.push(b'\n');
-        if !matches!(tokio::time::timeout(WRITE_TIMEOUT, write.write_all(&out)).await, Ok(Ok(()))) {
+        if let Some(last) = end {
+            if !last.is_empty() {
+                let _ = tokio::time::timeout(WRITE_TIMEOUT, write.write_all(last.as_bytes())).await;
+            }
             return;
         }
     }

@@ -27,7 +27,7 @@ type Finish = Box<dyn FnOnce(Option<&rusqlite::Error>) + Send>;
 #[derive(Default)]
 pub(super) struct Group {
     queue: Mutex<Queue>,
-    /// How many commits the group made (for the tests, and the trace of batch sizes).
+    /// How many commits the group made (for the tests).
     commits: AtomicUsize,
 }
 
@@ -45,17 +45,39 @@ impl Group {
         conn: &Mutex<Connection>,
         write: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> rusqlite::Result<T> {
-        let (tx, rx) = sync_channel::<rusqlite::Result<T>>(1);
-        self.lock_queue().jobs.push(job(write, move |result| {
-            let _ = tx.send(result);
-        }));
+        self.write_each(conn, [write]).pop().unwrap_or_else(|| Err(lost()))
+    }
+
+    /// Runs each of `writes` in a savepoint of its own, in order, in the next commit (one commit
+    /// for all: a client's pipelined notices), and returns their results once it is made.
+    pub(super) fn write_each<T: Send + 'static, W>(
+        &self,
+        conn: &Mutex<Connection>,
+        writes: impl IntoIterator<Item = W>,
+    ) -> Vec<rusqlite::Result<T>>
+    where
+        W: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let answers: Vec<_> = {
+            let mut queue = self.lock_queue();
+            writes
+                .into_iter()
+                .map(|write| {
+                    let (tx, rx) = sync_channel::<rusqlite::Result<T>>(1);
+                    queue.jobs.push(job(write, move |result| {
+                        let _ = tx.send(result);
+                    }));
+                    rx
+                })
+                .collect()
+        };
         {
             let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            // Empty when a leader before us took our write along.
+            // Empty when a leader before us took our writes along.
             let batch = std::mem::take(&mut self.lock_queue().jobs);
             self.commit(&conn, batch);
         }
-        rx.recv().unwrap_or_else(|_| Err(lost()))
+        answers.into_iter().map(|rx| rx.recv().unwrap_or_else(|_| Err(lost()))).collect()
     }
 
     /// Queues `write` for the next commit; `reply` gets its result once that commit is known.
@@ -86,6 +108,10 @@ impl Group {
             };
             self.commit(&conn, batch);
         }
+    }
+
+    pub(super) fn commits(&self) -> usize {
+        self.commits.load(Ordering::Relaxed)
     }
 
     fn commit(&self, conn: &Connection, batch: Vec<Job>) {
@@ -259,6 +285,27 @@ mod tests {
         assert_eq!(rows, 49);
         // The leader left when the queue was empty: the next write starts one again.
         assert!(group.queue(|c| c.execute("INSERT INTO t (k) VALUES (100)", []), |_| {}));
+    }
+
+    #[test]
+    fn writes_given_together_share_one_commit_and_are_answered_in_order() {
+        let (_dir, conn) = store();
+        let group = Group::default();
+        // The middle one repeats the first's key: it fails alone, in its own savepoint.
+        let writes = [1, 1, 2].map(|k| move |c: &Connection| c.execute("INSERT INTO t (k) VALUES (?1)", [k]));
+        let results = group.write_each(&conn, writes);
+        assert_eq!(results.iter().map(Result::is_ok).collect::<Vec<_>>(), [true, false, true]);
+        assert_eq!(group.commits(), 1);
+        let keys: Vec<i64> = conn
+            .lock()
+            .unwrap()
+            .prepare("SELECT k FROM t ORDER BY k")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(keys, [1, 2]);
     }
 
     #[test]

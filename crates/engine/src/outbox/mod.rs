@@ -403,8 +403,20 @@ impl Outbox {
 
     /// A notice from a source without a follow (local agents). Returns whether it is new.
     pub fn record_notice(&self, n: &Notice, now: i64) -> Result<bool, OutboxError> {
-        let n = n.clone();
-        self.group.write(&self.conn, move |c| insert_notice(c, &n, None, now, "untold")).map_err(|e| self.err(e))
+        self.record_notices(std::slice::from_ref(n), now).pop().unwrap_or_else(|| Err(self.err(group::lost())))
+    }
+
+    /// How many commits the writes that share them (`group`) have made: the follows' and the
+    /// socket's notices, not the deliverer's. For the tests that a batch is one commit.
+    pub fn grouped_commits(&self) -> usize {
+        self.group.commits()
+    }
+
+    /// Several such notices in one commit, each in a savepoint of its own (one that fails fails
+    /// alone). Returns, for each, whether it is new.
+    pub fn record_notices(&self, notices: &[Notice], now: i64) -> Vec<Result<bool, OutboxError>> {
+        let writes = notices.iter().cloned().map(|n| move |c: &Connection| insert_notice(c, &n, None, now, "untold"));
+        self.group.write_each(&self.conn, writes).into_iter().map(|r| r.map_err(|e| self.err(e))).collect()
     }
 
     // ── local notices (cmux's socket) ───────────────────────────────────────────────────────
