@@ -62,6 +62,15 @@ fn stat_fields<const N: usize>(pid: u32, ns: [usize; N]) -> [u64; N] {
 
 pub const TICKS_PER_SEC: f64 = 100.0;
 
+/// The whole machine's CPU time so far, in ticks: all of it, and what the hypervisor took
+/// (steal: time this virtual machine's CPUs wanted and were not given). /proc/stat's `cpu` line.
+pub fn machine_ticks() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> = text.lines().next().unwrap_or("").split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+    (ticks.iter().take(8).sum(), ticks.get(7).copied().unwrap_or(0))
+}
+
 /// Open descriptors, and how many of them are sockets.
 pub fn descriptors(pid: u32) -> (usize, usize) {
     let Ok(dir) = std::fs::read_dir(proc(pid, "fd")) else { return (0, 0) };
