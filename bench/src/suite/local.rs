@@ -100,6 +100,8 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
         let steal = "the machine's steal time (/proc/stat) ÷ all its CPU time, during the round trips";
         figures.push(Figure::of(4, &format!("{name}, CPU time the host took meanwhile"), "%", &stolen, None, steal));
         figures.push(Figure::of(4, &format!("{name}, 16 connections"), "req/s", &rate16, None, &method));
+        let rounds: Vec<String> = p99.iter().zip(&stolen).map(|(p, s)| format!("p99 {p:.2} ms at {s:.1} % stolen")).collect();
+        notes.push(format!("row 4, {name}, each round: {}", rounds.join("; ")));
         let read = "its length read every 20 ms during each round";
         figures.push(Figure::of(4, &format!("{name}, the store's WAL at its longest"), "MiB", &wal, None, read));
     }
