@@ -5,8 +5,10 @@
 //!
 //! - [`protocol`]: lines in, requests out; results in, lines out (pure).
 //! - [`endpoint`]: the platform's socket: bind, the peer check, connect (one file per platform).
-//! - [`server`]: password mode, limits, one task per connection.
-//! - [`methods`]: each command and method, done through the engine.
+//! - [`server`]: password mode, limits, one task per connection; what a client pipelined is
+//!   read and answered together.
+//! - [`methods`]: each command and method, done through the engine; a batch's notices in one
+//!   commit.
 //! - [`client`]: where a client sends (seed 000's resolution rules), and one request.
 //!
 //! Never trusts a peer it has not checked.
