@@ -50,20 +50,23 @@ pub async fn answer_all(engine: &Engine, conn: &mut Conn, lines: &[String]) -> V
                     v1(engine, conn, &command, &args).await
                 }
             },
-            Ok(Request::V2 { id, method, params }) => match v2_post(conn, &method, &params) {
-                Some(Ok(post)) => {
-                    posts.push(Post { slot, post, asked: Asked::V2 { id } });
-                    continue;
-                }
-                Some(Err((code, message))) => protocol::v2_error(Some(&id), code, &message),
-                None => {
-                    save(engine, &mut posts, &mut replies);
-                    match v2(engine, conn, &method, &params).await {
-                        Ok(result) => protocol::v2_ok(&id, result),
-                        Err((code, message)) => protocol::v2_error(Some(&id), code, &message),
+            Ok(Request::V2 { id, method, params }) => {
+                let result = match v2_post(conn, &method, &params) {
+                    Some(Ok(post)) => {
+                        posts.push(Post { slot, post, asked: Asked::V2 { id } });
+                        continue;
                     }
+                    Some(Err(invalid)) => Err(invalid),
+                    None => {
+                        save(engine, &mut posts, &mut replies);
+                        v2(engine, conn, &method, &params).await
+                    }
+                };
+                match result {
+                    Ok(result) => protocol::v2_ok(&id, result),
+                    Err((code, message)) => protocol::v2_error(Some(&id), code, &message),
                 }
-            },
+            }
         };
     }
     save(engine, &mut posts, &mut replies);

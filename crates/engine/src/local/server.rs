@@ -102,7 +102,7 @@ async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options
     let mut conn = Conn { authorised: options.password.is_none(), password: options.password };
     let opened = Instant::now();
     let mut pre_auth_bytes = 0usize;
-    let mut lines = Vec::new();
+    let (mut lines, mut line) = (Vec::new(), Vec::new());
     loop {
         // The first line is waited for. Once authorised, the whole lines already read behind it
         // (a client that pipelines) are taken along and answered together, in one write.
@@ -110,7 +110,7 @@ async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options
         // `Some(last)`: the connection ends once the lines read are answered, `last` said after
         // them (nothing when empty).
         let end = loop {
-            let mut line = Vec::new();
+            line.clear();
             let deadline = if conn.authorised { Instant::now() + IDLE } else { opened + PRE_AUTH_TIME };
             let read = tokio::time::timeout_at(deadline, (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)).await;
             let n = match read {
