@@ -42,7 +42,8 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
         serde_json::json!({"id": i, "method": "notification.create_for_caller", "params": {"title": format!("Bench {i}"), "subtitle": "sub", "body": format!("body {i}")}})
             .to_string()
     };
-    for (name, make) in [("v1 notify", &v1 as &(dyn Fn(usize) -> String + Sync)), ("v2 notification.create_for_caller", &v2)] {
+    let methods: [(&str, &(dyn Fn(usize) -> String + Sync)); 2] = [("v1 notify", &v1), ("v2 notification.create_for_caller", &v2)];
+    for (name, make) in methods {
         // A store of its own for each method: the second would otherwise save into one the first
         // filled (120,000 notices), which measures the store's size as much as the method.
         let world = World::start(0, 0, &[])?;
@@ -111,7 +112,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
     // commit). The goal of requests a second on one connection is set on this figure. After the
     // round trips above and on stores of their own, so that those do not wait on what a burst
     // at this pace leaves behind (its settle, its checkpoints, the kernel writing it back).
-    for (name, make) in [("v1 notify", &v1 as &(dyn Fn(usize) -> String + Sync)), ("v2 notification.create_for_caller", &v2)] {
+    for (name, make) in methods {
         let world = World::start(0, 0, &[])?;
         let mut client = world.client()?;
         let mut piped = Vec::new();
