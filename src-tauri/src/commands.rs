@@ -168,7 +168,8 @@ pub struct Connection {
     in_force: String,
 }
 
-/// The cloud origins and the local socket: as the file says, and as the running app uses them.
+/// The cloud origins, the proxy and the local socket: as the file says, and as the running app
+/// uses them.
 #[tauri::command]
 pub fn connection(state: State<'_, AppState>) -> Vec<Connection> {
     use cmux_tray_engine::config;
@@ -178,7 +179,9 @@ pub fn connection(state: State<'_, AppState>) -> Vec<Connection> {
             let in_force = match *key {
                 "cloud.api_url" => state.engine.api_url().trim_end_matches('/').to_string(),
                 "cloud.auth_url" => state.engine.auth_url().trim_end_matches('/').to_string(),
-                _ => state.paths.socket().display().to_string(),
+                "cloud.proxy" => state.engine.cloud_route(),
+                "local.socket_path" => state.paths.socket().display().to_string(),
+                _ => String::new(),
             };
             let value = config::get_in_file(&state.paths.config_file, key).unwrap_or_default();
             Connection { key, about, value, in_force }

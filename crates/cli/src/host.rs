@@ -45,7 +45,7 @@ impl Host {
         crate::process::raise_descriptor_limit();
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
         opts.config_file = Some(paths.config_file.clone());
-        opts.transport = settings.transport;
+        opts.network = settings.network();
         let engine = Engine::start(opts).await?;
         let stop = StopToken::new();
         // Said before the socket answers, so a request right after start waits for the account.
@@ -53,7 +53,7 @@ impl Host {
         let listener = local::bind(&paths.socket()).await?;
         let options = local::ServerOptions { password: settings.socket_password.clone() };
         let server = tokio::spawn(local::serve(listener, engine.clone(), options, stop.clone(), Default::default()));
-        tracing::info!(api = %settings.api_url, socket = %paths.socket().display(), "engine running");
+        tracing::info!(api = %settings.api_url, route = %engine.cloud_route(), socket = %paths.socket().display(), "engine running");
         let paths_for_sign_in = paths.clone();
         let sign_in = tokio::spawn(async move {
             let _restoring = restoring;

@@ -183,6 +183,8 @@ pub fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        // Colours for a terminal only: a log file or a journal gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     // One thread: the daemon waits far more than it works, and the store's commits, the keyring
     // and X11 run on blocking threads. Two workers waking each other for every answer cost a
@@ -536,6 +538,9 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     // stored by an older version was not cleaned when it was made).
     let t = |s: &str| cmux_tray_engine::notice::text::clean(s, false);
     println!("engine: {}", if running { "running" } else { "not running" });
+    if let Some(network) = &status.network {
+        println!("cloud reached: {network}");
+    }
     if let Some(kept) = &status.sign_in_kept_in {
         println!("sign-in kept in: {}", t(kept));
     }

@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use cmux_cloud_sim::{Fault, FaultBody, RunChange};
-use cmux_tray_engine::cloud::client::Transport;
+use cmux_tray_engine::cloud::Network;
 use cmux_tray_engine::cloud::{CloudClient, CloudError, Credentials, RUN_HOLD, RunId, RunStatus};
 use common::eventually;
 use secrecy::SecretString;
@@ -20,7 +20,7 @@ use secrecy::SecretString;
 async fn over_http2_250_waits_are_all_held_at_once_on_three_connections() {
     let sim = cmux_cloud_sim::start().await.expect("the simulator starts");
     let user = sim.sim.add_user("ada@example.com");
-    let client = CloudClient::new(&sim.origin(), &sim.origin(), Transport::Http2).expect("a client");
+    let client = CloudClient::new(&sim.origin(), &sim.origin(), &Network::default()).expect("a client");
     let cred = Credentials { access_token: SecretString::from(user.access_token.clone()), team: None };
     let hold_and_end = async |round: usize| {
         let runs: Vec<RunId> =
@@ -58,7 +58,7 @@ async fn a_wait_started_beside_another_call_on_a_new_connection_is_answered_at_t
     let user = sim.sim.add_user("ada@example.com");
     let cred = Credentials { access_token: SecretString::from(user.access_token.clone()), team: None };
     for round in 0..3 {
-        let client = CloudClient::new(&sim.origin(), &sim.origin(), Transport::Http2).expect("a client");
+        let client = CloudClient::new(&sim.origin(), &sim.origin(), &Network::default()).expect("a client");
         let id = RunId::parse(&sim.sim.create_run(&user.user_id, "Raced")).unwrap();
         let (c, cr, i) = (client.clone(), cred.clone(), id.clone());
         let wait = tokio::spawn(async move { c.wait_run(&cr, &i, RUN_HOLD).await });
@@ -82,7 +82,7 @@ async fn over_http2_a_wait_sends_only_the_two_headers_and_reads_errors_as_any_ca
     let sim = cmux_cloud_sim::start().await.expect("the simulator starts");
     let user = sim.sim.add_user("ada@example.com");
     let team = sim.sim.add_team(&user.user_id, "Stack");
-    let client = CloudClient::new(&sim.origin(), &sim.origin(), Transport::Http2).expect("a client");
+    let client = CloudClient::new(&sim.origin(), &sim.origin(), &Network::default()).expect("a client");
     let cred = Credentials {
         access_token: SecretString::from(user.access_token.clone()),
         team: Some(cmux_tray_engine::cloud::TeamId::parse(&team).unwrap()),

@@ -15,8 +15,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use url::Url;
 
+use super::connect::{CONNECT_TIMEOUT, Connector, TCP_KEEPALIVE, in_words};
 use super::error::CloudError;
 use super::ids::{HandoffId, RunId, TeamId};
+use super::proxy::{ProxyEnv, ProxySetting, ProxyUrl, Route};
 use super::types::{Handoff, Me, Run};
 pub use super::waits::WAITS_PER_CONNECTION;
 use super::waits::{self, WaitConnections, WaitFailed};
@@ -28,6 +30,8 @@ pub const HANDOFF_HOLD: Duration = Duration::from_secs(25);
 pub const WAIT_MARGIN: Duration = Duration::from_secs(15);
 /// Any other call.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// A look at whether the cloud answers at all, while it seems unreachable.
+pub const LOOK_TIMEOUT: Duration = Duration::from_secs(5);
 /// A snapshot is a few hundred bytes; a list page a few hundred kilobytes at most.
 pub const SNAPSHOT_CAP: usize = 256 * 1024;
 pub const PAGE_CAP: usize = 4 * 1024 * 1024;
@@ -85,7 +89,8 @@ pub enum Transport {
     /// HTTP/1.1 only: a connection per wait in flight.
     Http1,
     /// HTTP/2: offered by ALPN over TLS (a server that declines is spoken to over HTTP/1.1),
-    /// prior knowledge (h2c) over loopback `http://`.
+    /// prior knowledge (h2c) for the waits over loopback `http://` (a server that answers it
+    /// with HTTP/1.1 is spoken to over HTTP/1.1).
     #[default]
     Http2,
 }
@@ -101,6 +106,16 @@ impl Transport {
     }
 }
 
+/// How the client reaches the cloud: the HTTP version it speaks and the proxy it goes through.
+#[derive(Clone, Debug, Default)]
+pub struct Network {
+    pub transport: Transport,
+    /// `[cloud] proxy`, over the environment's variables.
+    pub proxy: ProxySetting,
+    /// The environment's proxy variables, read at start.
+    pub proxy_env: ProxyEnv,
+}
+
 /// The cloud client. Cheap to clone: clones share its connections.
 #[derive(Clone)]
 pub struct CloudClient {
@@ -110,10 +125,14 @@ pub struct CloudClient {
     waits: Option<Arc<WaitConnections>>,
     api: Url,
     auth: Url,
+    /// How each origin is reached (`status` shows the API's).
+    routes: Arc<[(Url, Route); 2]>,
+    /// Asks a proxy again when reqwest could not pass it, to say why (reqwest does not).
+    connector: Connector,
 }
 
 impl CloudClient {
-    pub fn new(api_url: &str, auth_url: &str, transport: Transport) -> Result<Self, ClientConfigError> {
+    pub fn new(api_url: &str, auth_url: &str, network: &Network) -> Result<Self, ClientConfigError> {
         use rustls_platform_verifier::BuilderVerifierExt;
         let api = checked_origin("API URL", api_url)?;
         let auth = checked_origin("auth URL", auth_url)?;
@@ -124,37 +143,52 @@ impl CloudClient {
             .with_platform_verifier()
             .map_err(|e| ClientConfigError::Build(format!("the system's certificates: {e}")))?
             .with_no_client_auth();
-        tls.alpn_protocols = match transport {
+        tls.alpn_protocols = match network.transport {
             Transport::Http1 => vec![b"http/1.1".to_vec()],
             // A server that does not speak HTTP/2 is still spoken to, over HTTP/1.1.
             Transport::Http2 => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
         };
         let mut headers = HeaderMap::new();
         headers.insert("accept", HeaderValue::from_static("application/json"));
-        let builder = match transport {
+        let builder = match network.transport {
             Transport::Http1 => reqwest::Client::builder().http1_only(),
-            Transport::Http2 if api.scheme() == "http" => reqwest::Client::builder().http2_prior_knowledge(),
+            // Over loopback `http://` these calls speak HTTP/1.1, which every server speaks; over
+            // TLS, HTTP/2 where ALPN offers it.
             Transport::Http2 => reqwest::Client::builder(),
         };
+        let api_route = Route::to(&api, &network.proxy, &network.proxy_env);
+        let auth_route = Route::to(&auth, &network.proxy, &network.proxy_env);
+        let routes: Arc<[(Url, Route); 2]> = Arc::new([(api.clone(), api_route.clone()), (auth.clone(), auth_route)]);
+        let by_origin = routes.clone();
+        let proxy = reqwest::Proxy::custom(move |url: &Url| {
+            let same = |origin: &Url| origin.host() == url.host() && origin.port_or_known_default() == url.port_or_known_default();
+            by_origin.iter().find(|(origin, _)| same(origin)).and_then(|(_, route)| route.proxy()).map(|p| p.expose().to_string())
+        });
         let http = builder
             .tls_backend_preconfigured(tls.clone())
             .default_headers(headers)
             .redirect(reqwest::redirect::Policy::none())
             .https_only(false) // checked_origin already allows http for loopback alone
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(CONNECT_TIMEOUT)
             .pool_idle_timeout(Duration::from_secs(90))
-            .tcp_keepalive(Duration::from_secs(60))
+            .tcp_keepalive(TCP_KEEPALIVE)
             // No adaptive HTTP/2 window: its PING after answers measures bandwidth that answers of
             // a few hundred bytes never need (hyper's fixed windows are 2 MiB a stream), and on
             // tokio's paused clock its zero round trip stalled the next call on the connection.
-            .no_proxy()
+            // The proxy is the route's (proxy.rs), never reqwest's own reading of the environment.
+            .proxy(proxy)
             .build()
             .map_err(|e| ClientConfigError::Build(e.to_string()))?;
-        let waits = match transport {
+        let waits = match network.transport {
             Transport::Http1 => None,
-            Transport::Http2 => Some(Arc::new(WaitConnections::new(&api, &tls).map_err(ClientConfigError::Build)?)),
+            Transport::Http2 => Some(Arc::new(WaitConnections::new(&api, api_route, &tls).map_err(ClientConfigError::Build)?)),
         };
-        Ok(CloudClient { http, waits, api, auth })
+        Ok(CloudClient { http, waits, api, auth, routes, connector: Connector::default() })
+    }
+
+    /// How the API's origin is reached, in words: "through http://proxy:3128 (HTTPS_PROXY)".
+    pub fn route(&self) -> String {
+        self.routes[0].1.describe()
     }
 
     /// How many connections the waits hold over HTTP/2 (one per [`WAITS_PER_CONNECTION`] waits
@@ -211,7 +245,8 @@ impl CloudClient {
     }
 
     /// Every page of `GET /v1/handoffs`. Entries that do not parse (a bad id, an unknown status)
-    /// are returned as problems beside the good ones, never dropping the page.
+    /// are returned as problems beside the good ones, never dropping the page; past
+    /// [`LIST_ITEMS_CAP`] entries the rest are counted, not read.
     pub async fn list_handoffs(&self, cred: &Credentials) -> Result<Listing<Handoff>, CloudError> {
         let mut listing = Listing::default();
         let mut cursor: Option<String> = None;
@@ -226,14 +261,13 @@ impl CloudClient {
             }
             let what = format!("hand-off list page {page}");
             let body = self.call(Method::GET, url, Some(cred), None, CALL_TIMEOUT, PAGE_CAP, &what).await?;
-            let page_body: Value = parse(&what, body)?;
-            let Some(items) = page_body.get("handoffs").and_then(Value::as_array) else {
-                return Err(unreadable(&what, "no \"handoffs\" array".into()));
-            };
-            listing.absorb(&what, items);
-            match page_body.get("nextCursor") {
+            let next = listing.read_page(&what, &body, "handoffs")?;
+            if listing.full() {
+                return Ok(listing);
+            }
+            match next {
                 None | Some(Value::Null) => return Ok(listing),
-                Some(Value::String(next)) if Some(next) != cursor.as_ref() => cursor = Some(next.clone()),
+                Some(Value::String(next)) if Some(&next) != cursor.as_ref() => cursor = Some(next),
                 Some(other) => return Err(unreadable(&what, format!("nextCursor {other} does not move on"))),
             }
         }
@@ -247,12 +281,8 @@ impl CloudClient {
         let what = "active Run list".to_string();
         match self.call(Method::GET, url, Some(cred), None, CALL_TIMEOUT, PAGE_CAP, &what).await {
             Ok(body) => {
-                let v: Value = parse(&what, body)?;
-                let Some(items) = v.get("runs").and_then(Value::as_array) else {
-                    return Err(unreadable(&what, "no \"runs\" array".into()));
-                };
                 let mut listing = Listing::default();
-                listing.absorb(&what, items);
+                listing.read_page(&what, &body, "runs")?;
                 Ok(Some(listing))
             }
             Err(CloudError::Gone { status: 404, .. }) => Ok(None),
@@ -272,6 +302,13 @@ impl CloudClient {
         let url = Self::url(&self.api, "/v1/me");
         let body = self.call(Method::GET, url, Some(cred), None, CALL_TIMEOUT, SNAPSHOT_CAP, "who am I").await?;
         parse("who am I", body)
+    }
+
+    /// `GET /v1/me` within [`LOOK_TIMEOUT`]: whether the cloud answers at all (the follower's
+    /// scout while it seems unreachable).
+    pub async fn look(&self, cred: &Credentials) -> Result<(), CloudError> {
+        let url = Self::url(&self.api, "/v1/me");
+        self.call(Method::GET, url, Some(cred), None, LOOK_TIMEOUT, SNAPSHOT_CAP, "a look at the cloud").await.map(drop)
     }
 
     /// A POST to the auth origin (device-code sign-in, refresh), with no credentials.
@@ -310,7 +347,10 @@ impl CloudClient {
                 // Declined by ALPN: this wait and the next go over reqwest, which speaks HTTP/1.1 to it.
                 Err(WaitFailed::NoHttp2) => {}
                 Err(WaitFailed::TooLarge(cap)) => return Err(unreadable(what, format!("the body is larger than {} KiB", cap / 1024))),
-                Err(e) => return Err(CloudError::RetryLater { what: what.into(), reason: e.to_string(), retry_after: None }),
+                Err(WaitFailed::Connect(e)) if e.is_proxy_refusal() => {
+                    return Err(CloudError::ProxyRefused { what: what.into(), reason: e.to_string() });
+                }
+                Err(e) => return Err(CloudError::Unreachable { what: what.into(), reason: e.to_string() }),
             }
         }
         // Boxed: reqwest's future is kilobytes, and inline it would weigh on every wait in flight.
@@ -328,6 +368,7 @@ impl CloudClient {
         cap: usize,
         what: &str,
     ) -> Result<Vec<u8>, CloudError> {
+        let route = self.routes.iter().find(|(origin, _)| origin.host() == url.host() && origin.port() == url.port()).map(|(_, r)| r);
         let mut req = self.http.request(method, url).timeout(timeout);
         if let Some(cred) = cred {
             req = req.bearer_auth(cred.access_token.expose_secret());
@@ -338,15 +379,35 @@ impl CloudClient {
         if let Some(body) = body {
             req = req.json(&body);
         }
-        let mut resp = req.send().await.map_err(|e| network(what, &e))?;
+        let mut resp = match req.send().await {
+            Ok(resp) => resp,
+            Err(e) => return Err(self.failed(what, &e, route).await),
+        };
         let mut bytes = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(|e| network(what, &e))? {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| network(what, &e, None))? {
             if bytes.len() + chunk.len() > cap {
                 return Err(unreadable(what, format!("the body is larger than {} KiB", cap / 1024)));
             }
             bytes.extend_from_slice(&chunk);
         }
         read_answer(what, resp.status(), retry_after(resp.headers()), bytes)
+    }
+}
+
+impl CloudClient {
+    /// A call reqwest could not make. Through a proxy, reqwest does not say what the proxy
+    /// answered: the proxy is asked again, by this client's own connector, to say it.
+    async fn failed(&self, what: &str, e: &reqwest::Error, route: Option<&Route>) -> CloudError {
+        let proxy = route.and_then(Route::proxy);
+        if let (true, Some(route), Some(url)) = (e.is_connect() && proxy.is_some(), route, e.url()) {
+            let (host, port) = (url.host_str().unwrap_or_default(), url.port_or_known_default().unwrap_or(443));
+            if let Err(refusal) = self.connector.open(route, host, port).await
+                && refusal.is_proxy_refusal()
+            {
+                return CloudError::ProxyRefused { what: what.into(), reason: refusal.to_string() };
+            }
+        }
+        network(what, e, proxy)
     }
 }
 
@@ -381,26 +442,151 @@ pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_secs)
 }
 
-/// Items of a list that parsed, and the ones that did not, each with what was wrong.
+/// Entries one list may bring, all its pages together (the follows' own limit, 20,000): past it
+/// the rest of the page is skipped unread and no further page is asked for.
+pub const LIST_ITEMS_CAP: usize = 20_000;
+/// Unreadable entries kept as problems, each with what was wrong; the rest are counted.
+pub const LIST_PROBLEMS_KEPT: usize = 20;
+
+/// Items of a list that parsed, and the ones that did not, each with what was wrong. Bounded
+/// whatever the server sends: [`LIST_ITEMS_CAP`] items, [`LIST_PROBLEMS_KEPT`] problems.
 #[derive(Debug)]
 pub struct Listing<T> {
-    pub items: Vec<T>,
-    pub problems: Vec<String>,
+    items: Vec<T>,
+    /// The first unreadable entries, each with what was wrong.
+    problems: Vec<String>,
+    /// Entries read, good and bad.
+    read: usize,
+    /// Unreadable entries past the problems kept.
+    unreadable_untold: usize,
+    /// Entries past the cap, not read.
+    left_out: usize,
 }
 
 impl<T> Default for Listing<T> {
     fn default() -> Self {
-        Listing { items: Vec::new(), problems: Vec::new() }
+        Listing { items: Vec::new(), problems: Vec::new(), read: 0, unreadable_untold: 0, left_out: 0 }
     }
 }
 
 impl<T: DeserializeOwned> Listing<T> {
-    fn absorb(&mut self, what: &str, items: &[Value]) {
-        for (i, item) in items.iter().enumerate() {
-            match serde_json::from_value::<T>(item.clone()) {
-                Ok(v) => self.items.push(v),
-                Err(e) => self.problems.push(format!("{what}, entry {}: {e}", i + 1)),
+    /// Reads one page's `key` array into the listing, an entry at a time (a page is never held
+    /// whole as JSON values), and returns its `nextCursor`.
+    fn read_page(&mut self, what: &str, body: &[u8], key: &'static str) -> Result<Option<Value>, CloudError> {
+        let mut de = serde_json::Deserializer::from_slice(body);
+        let page = serde::de::DeserializeSeed::deserialize(Page { listing: self, what, key }, &mut de)
+            .and_then(|page| de.end().map(|()| page))
+            .map_err(|e| unreadable(what, e.to_string()))?;
+        let (found, next) = page;
+        if !found {
+            return Err(unreadable(what, format!("no \"{key}\" array")));
+        }
+        Ok(next)
+    }
+
+    fn take(&mut self, what: &str, position: usize, entry: Value) {
+        self.read += 1;
+        match serde_json::from_value::<T>(entry) {
+            Ok(v) => self.items.push(v),
+            Err(_) if self.problems.len() >= LIST_PROBLEMS_KEPT => self.unreadable_untold += 1,
+            Err(e) => self.problems.push(format!("{what}, entry {position}: {e}")),
+        }
+    }
+}
+
+impl<T> Listing<T> {
+    /// Whether the list holds as many entries as it may: no further page is read.
+    fn full(&self) -> bool {
+        self.read >= LIST_ITEMS_CAP
+    }
+
+    /// The items, and what was wrong with the list: the first unreadable entries, then a line
+    /// for the rest.
+    pub fn into_parts(self) -> (Vec<T>, Vec<String>) {
+        let mut problems = self.problems;
+        if self.unreadable_untold > 0 {
+            problems.push(format!("and {} more entries could not be read", self.unreadable_untold));
+        }
+        if self.left_out > 0 {
+            problems.push(format!("{} entries past the first {LIST_ITEMS_CAP} were not read", self.left_out));
+        }
+        (self.items, problems)
+    }
+}
+
+/// A list page: `{ KEY: [entries…], "nextCursor": … }`, every other key skipped unread.
+struct Page<'a, T> {
+    listing: &'a mut Listing<T>,
+    what: &'a str,
+    key: &'static str,
+}
+
+impl<'de, T: DeserializeOwned> serde::de::DeserializeSeed<'de> for Page<'_, T> {
+    type Value = (bool, Option<Value>);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for Page<'_, T> {
+    type Value = (bool, Option<Value>);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "an object with a \"{}\" array", self.key)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut found, mut next) = (false, None);
+        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if k == self.key {
+                map.next_value_seed(Entries { listing: &mut *self.listing, what: self.what })?;
+                found = true;
+            } else if k == "nextCursor" {
+                next = Some(map.next_value::<Value>()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
             }
+        }
+        Ok((found, next))
+    }
+}
+
+/// A page's entries, each read and dropped in turn.
+struct Entries<'a, T> {
+    listing: &'a mut Listing<T>,
+    what: &'a str,
+}
+
+impl<'de, T: DeserializeOwned> serde::de::DeserializeSeed<'de> for Entries<'_, T> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_seq(self)
+    }
+}
+
+impl<'de, T: DeserializeOwned> serde::de::Visitor<'de> for Entries<'_, T> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of entries")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut position = 0;
+        loop {
+            // Past the cap an entry is skipped unread.
+            if self.listing.full() {
+                match seq.next_element::<serde::de::IgnoredAny>()? {
+                    Some(_) => self.listing.left_out += 1,
+                    None => return Ok(()),
+                }
+                continue;
+            }
+            let Some(entry) = seq.next_element::<Value>()? else { return Ok(()) };
+            position += 1;
+            self.listing.take(self.what, position, entry);
         }
     }
 }
@@ -419,11 +605,12 @@ fn unreadable(what: &str, detail: String) -> CloudError {
     CloudError::Unreadable { what: what.into(), detail }
 }
 
-fn network(what: &str, e: &reqwest::Error) -> CloudError {
+fn network(what: &str, e: &reqwest::Error, proxy: Option<&ProxyUrl>) -> CloudError {
     let reason = if e.is_timeout() {
         "no answer before the client's deadline".to_string()
     } else if e.is_connect() {
-        format!("could not connect ({e})")
+        let through = proxy.map(|p| format!(" through the proxy {}", p.shown())).unwrap_or_default();
+        format!("could not connect{through} ({})", in_words(e))
     } else {
         let mut msg = e.to_string();
         let mut src = std::error::Error::source(e);
@@ -433,5 +620,5 @@ fn network(what: &str, e: &reqwest::Error) -> CloudError {
         }
         msg
     };
-    CloudError::RetryLater { what: what.into(), reason, retry_after: None }
+    CloudError::Unreachable { what: what.into(), reason }
 }

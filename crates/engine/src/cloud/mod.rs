@@ -4,12 +4,14 @@
 
 pub mod auth;
 pub mod client;
+mod connect;
 pub mod error;
 pub mod ids;
+pub mod proxy;
 pub mod types;
 mod waits;
 
-pub use client::{CloudClient, Credentials, HANDOFF_HOLD, Listing, RUN_HOLD};
+pub use client::{CloudClient, Credentials, HANDOFF_HOLD, Listing, Network, RUN_HOLD};
 pub use error::CloudError;
 pub use ids::{BadId, HandoffId, RunId, TeamId};
 pub use types::{Handoff, HandoffState, HandoffStatus, Me, Outcome, Receipt, Run, RunStatus, Team};

@@ -16,6 +16,7 @@ use crate::policy::settings as delivery;
 pub const EDITABLE: &[(&str, &str)] = &[
     ("cloud.api_url", "the cloud API's origin (staging: https://cloud-api-staging.cmux.dev)"),
     ("cloud.auth_url", "the sign-in origin"),
+    ("cloud.proxy", "the proxy to the cloud (http://host:port, socks5://host:port), or none; empty: the environment's"),
     ("local.socket_path", "where the local socket lives (an absolute path)"),
 ];
 
@@ -33,6 +34,7 @@ pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
     match key {
         "cloud.api_url" => Ok(s.api_url),
         "cloud.auth_url" => Ok(s.auth_url),
+        "cloud.proxy" => Ok(proxy_in_file(&text)),
         "local.socket_path" => Ok(s.socket_path.map(|p| p.display().to_string()).unwrap_or_default()),
         _ => Err(unknown(key)),
     }
@@ -87,6 +89,13 @@ pub fn set_in_file(path: &Path, key: &str, text: &str) -> Result<(), String> {
     Settings::from_text(path, &new).map_err(|e| refused(e.to_string()))?;
     // 0600 from the first byte: the file may hold `[local] password`.
     crate::private::write_file(path, &new).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `[cloud] proxy` as the file has it (checked by the caller), without its credentials.
+fn proxy_in_file(text: &str) -> String {
+    let table: toml::Table = text.parse().unwrap_or_default();
+    let raw = table.get("cloud").and_then(|c| c.get("proxy")).and_then(|p| p.as_str()).unwrap_or_default();
+    crate::cloud::proxy::redacted(raw.trim())
 }
 
 fn read(path: &Path) -> Result<String, String> {
@@ -164,6 +173,12 @@ mod tests {
             assert!(e.contains(key) && e.contains(says), "{e}");
             assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "not changed by {key}");
         }
+        set_in_file(&path, "cloud.proxy", "http://alice:s3cret@proxy.corp:3128").unwrap();
+        assert_eq!(get_in_file(&path, "cloud.proxy").unwrap(), "http://…@proxy.corp:3128", "its password is not shown");
+        let e = set_in_file(&path, "cloud.proxy", "https://proxy.corp").unwrap_err();
+        assert!(e.contains("cloud.proxy") && e.contains("https://") && e.contains("not supported"), "{e}");
+        set_in_file(&path, "cloud.proxy", "none").unwrap();
+        assert_eq!(get_in_file(&path, "cloud.proxy").unwrap(), "none");
         set_in_file(&path, "cloud.api_url", "").unwrap();
         assert_eq!(get_in_file(&path, "cloud.api_url").unwrap(), super::super::DEFAULT_API_URL);
         assert!(std::fs::read_to_string(&path).unwrap().starts_with("# mine\n"));

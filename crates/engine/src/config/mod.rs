@@ -1,9 +1,10 @@
 //! Settings: the TOML config file, then the environment (the environment wins, value by value).
 //!
-//! `[cloud] api_url, auth_url, team, http`, `[local] socket_path, password`; `CMUX_TRAY_API_URL`,
-//! `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`, `CMUX_TRAY_HTTP`,
-//! and `CMUX_TRAY_TOKEN` (an access token given directly: held in memory, never written
-//! anywhere). An unknown key is a warning, never a failure; a bad value names the key, the file
+//! `[cloud] api_url, auth_url, team, http, proxy`, `[local] socket_path, password`;
+//! `CMUX_TRAY_API_URL`, `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`, `CMUX_TRAY_HTTP`, the proxy
+//! variables (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY` …, read as curl reads them, under
+//! `[cloud] proxy`), and `CMUX_TRAY_TOKEN` (an access token given directly: held in memory, never
+//! written anywhere). An unknown key is a warning, never a failure; a bad value names the key, the file
 //! and what is allowed. Directories follow the platform's conventions (XDG on Linux), so a test
 //! can sandbox everything by setting `XDG_*` variables.
 
@@ -13,7 +14,8 @@ use std::path::{Path, PathBuf};
 use secrecy::SecretString;
 
 use crate::cloud::TeamId;
-use crate::cloud::client::Transport;
+use crate::cloud::client::{Network, Transport};
+use crate::cloud::proxy::{ProxyEnv, ProxySetting};
 
 mod edit;
 pub use edit::{EDITABLE, get_in_file, set_in_file};
@@ -94,6 +96,10 @@ pub struct Settings {
     pub team: Option<TeamId>,
     /// `[cloud] http` (`"2"`, the default, or `"1.1"`), or `CMUX_TRAY_HTTP`.
     pub transport: Transport,
+    /// `[cloud] proxy`: a proxy URL, or `none`; not set, the environment's variables decide.
+    pub proxy: ProxySetting,
+    /// The environment's proxy variables.
+    pub proxy_env: ProxyEnv,
     /// From `CMUX_TRAY_TOKEN` only.
     pub token: Option<SecretString>,
     /// The local socket's password mode: `[local] password`, or `CMUX_SOCKET_PASSWORD`.
@@ -105,6 +111,11 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// How the engine reaches the cloud.
+    pub fn network(&self) -> Network {
+        Network { transport: self.transport, proxy: self.proxy.clone(), proxy_env: self.proxy_env.clone() }
+    }
+
     /// Reads the config file (absent is fine) and then the environment.
     pub fn load(config_file: &Path, env: &BTreeMap<String, String>) -> Result<Settings, ConfigError> {
         let mut s = Settings::from_file(config_file)?;
@@ -121,6 +132,8 @@ impl Settings {
         if let Some(v) = var("CMUX_TRAY_HTTP") {
             s.transport = transport("CMUX_TRAY_HTTP", "environment", &v)?;
         }
+        s.proxy_env = ProxyEnv::from_env(env);
+        s.warnings.extend(s.proxy_env.problems());
         s.token = var("CMUX_TRAY_TOKEN").map(SecretString::from);
         if let Some(p) = var("CMUX_SOCKET_PASSWORD") {
             s.socket_password = Some(SecretString::from(p));
@@ -180,6 +193,7 @@ impl Settings {
                             "auth_url" => self.auth_url = text()?,
                             "team" => self.team = Some(team("cloud.team", &where_, &text()?)?),
                             "http" => self.transport = transport("cloud.http", &where_, &text()?)?,
+                            "proxy" => self.proxy = proxy("cloud.proxy", &where_, &text()?)?,
                             other => self.warnings.push(format!("{where_}: unknown key cloud.{other} (ignored)")),
                         }
                     }
@@ -221,6 +235,8 @@ impl Default for Settings {
             auth_url: DEFAULT_AUTH_URL.into(),
             team: None,
             transport: Transport::default(),
+            proxy: ProxySetting::default(),
+            proxy_env: ProxyEnv::default(),
             token: None,
             socket_password: None,
             socket_path: None,
@@ -235,6 +251,15 @@ fn team(key: &str, where_: &str, value: &str) -> Result<TeamId, ConfigError> {
         key: key.into(),
         value: format!("{value:?}"),
         allowed: e.to_string(),
+    })
+}
+
+fn proxy(key: &str, where_: &str, value: &str) -> Result<ProxySetting, ConfigError> {
+    ProxySetting::parse(value).map_err(|allowed| ConfigError::Value {
+        where_: where_.into(),
+        key: key.into(),
+        value: format!("{:?}", crate::cloud::proxy::redacted(value)),
+        allowed: format!("{allowed}; or \"none\""),
     })
 }
 

@@ -125,6 +125,7 @@ impl Engine {
                 }
                 Err(e) if e.is_retryable() && !matches!(e, CloudError::Refused { .. }) => {
                     tracing::info!("signing in again: {e}; trying again in {pause:?}");
+                    self.set_offline(Some(e.to_string()));
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(60));
                 }

@@ -55,20 +55,22 @@ impl Engine {
         };
         let runs = self.inner.cloud.active_runs(&cred).await?;
         if let Some(listing) = handoffs {
-            for problem in listing.problems {
+            let (items, problems) = listing.into_parts();
+            for problem in problems {
                 self.note_problem(problem);
             }
-            for h in listing.items.iter().filter(|h| !h.is_closed()) {
+            for h in items.iter().filter(|h| !h.is_closed()) {
                 if let Err(e) = self.adopt_handoff(session, h) {
                     self.not_followed(e);
                 }
             }
         }
         if let Some(listing) = runs {
-            for problem in listing.problems {
+            let (items, problems) = listing.into_parts();
+            for problem in problems {
                 self.note_problem(problem);
             }
-            for run in listing.items.iter().filter(|r| !r.is_terminal()) {
+            for run in items.iter().filter(|r| !r.is_terminal()) {
                 if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {
                     self.not_followed(e);
                 }

@@ -66,6 +66,8 @@ pub enum EngineError {
     NoSuchTeam { team: String, available: String },
     #[error("not signed in: sign in first (CMUX_TRAY_TOKEN, or the tray's Sign in…)")]
     SignedOut,
+    #[error("not signed in yet: the cloud cannot be reached ({why}); the sign-in is tried again meanwhile")]
+    NotSignedInYet { why: String },
     #[error("already following {max} items, the most at once: {id} was not followed (it is listed as a problem)")]
     TooManyFollows { id: String, max: usize },
     #[error("cancelling {id} failed: {source}")]
@@ -80,8 +82,8 @@ pub enum EngineError {
 pub struct EngineOptions {
     pub api_url: String,
     pub auth_url: String,
-    /// HTTP/2 (the default) or HTTP/1.1 to the cloud.
-    pub transport: crate::cloud::client::Transport,
+    /// HTTP/2 (the default) or HTTP/1.1 to the cloud, and the proxy on the way.
+    pub network: crate::cloud::Network,
     pub database: PathBuf,
     pub desktop: Arc<dyn Desktop>,
     pub clock: Clock,
@@ -100,7 +102,7 @@ impl EngineOptions {
         EngineOptions {
             api_url: api_url.into(),
             auth_url: auth_url.into(),
-            transport: Default::default(),
+            network: Default::default(),
             database,
             desktop,
             clock: Clock::System,
@@ -172,7 +174,7 @@ struct Inner {
     /// Who the signed-in account is and its teams, as `/v1/me` last said.
     me: Mutex<Option<Me>>,
     /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
-    offline: Mutex<Option<String>>,
+    offline: tokio::sync::watch::Sender<Option<String>>,
     deliver: Arc<Notify>,
     /// True while the sign-in at start (the saved one, or a given token) is under way.
     restoring: tokio::sync::watch::Sender<bool>,
@@ -199,7 +201,7 @@ struct Inner {
 impl Engine {
     /// Opens the store and starts the deliverer; nothing is followed until someone signs in.
     pub async fn start(opts: EngineOptions) -> Result<Engine, EngineError> {
-        let cloud = CloudClient::new(&opts.api_url, &opts.auth_url, opts.transport)?;
+        let cloud = CloudClient::new(&opts.api_url, &opts.auth_url, &opts.network)?;
         let outbox = Arc::new(Outbox::open(&opts.database)?);
         let shutdown = CancellationToken::new();
         let tracker = TaskTracker::new();
@@ -234,7 +236,7 @@ impl Engine {
                 renewal: Mutex::new(None),
                 pending_device: Mutex::new(None),
                 me: Mutex::new(None),
-                offline: Mutex::new(None),
+                offline: tokio::sync::watch::Sender::new(None),
                 deliver,
                 restoring: tokio::sync::watch::Sender::new(false),
                 sign_outs: Default::default(),
@@ -288,7 +290,14 @@ impl Engine {
     }
 
     fn signed_in(&self) -> Result<Arc<Session>, EngineError> {
-        self.session().ok_or(EngineError::SignedOut)
+        if let Some(session) = self.session() {
+            return Ok(session);
+        }
+        // The sign-in at start is still being tried: say why it has not come through.
+        match (*self.inner.restoring.borrow(), self.inner.offline.borrow().clone()) {
+            (true, Some(why)) => Err(EngineError::NotSignedInYet { why }),
+            _ => Err(EngineError::SignedOut),
+        }
     }
 
     /// Where the refresh token is kept from now on (the host chooses it once the keyring answered).
@@ -321,13 +330,20 @@ impl Engine {
     }
 
     /// Waits (at most `within`) while the sign-in at start is under way, so a request made just
-    /// after start is not refused as "not signed in" while the keyring is still answering.
+    /// after start is not refused as "not signed in" while the keyring is still answering. A
+    /// sign-in that could not reach the cloud ends the wait: the request is told why at once.
     pub async fn account_ready(&self, within: Duration) {
         if self.session().is_some() {
             return;
         }
-        let mut restoring = self.inner.restoring.subscribe();
-        let _ = tokio::time::timeout(within, restoring.wait_for(|r| !r)).await;
+        let (mut restoring, mut offline) = (self.inner.restoring.subscribe(), self.inner.offline.subscribe());
+        let _ = tokio::time::timeout(within, async {
+            tokio::select! {
+                _ = restoring.wait_for(|r| !r) => {}
+                _ = offline.wait_for(Option::is_some) => {}
+            }
+        })
+        .await;
     }
 
     /// The cloud API's origin in use.

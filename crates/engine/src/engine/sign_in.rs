@@ -7,7 +7,7 @@ use std::sync::Arc;
 use secrecy::SecretString;
 
 use super::{Engine, EngineError};
-use crate::cloud::{Credentials, Me, Team, TeamId};
+use crate::cloud::{CloudError, Credentials, Me, Team, TeamId};
 use crate::follow::Session;
 use crate::notice::{Notice, Source};
 use crate::outbox::AccountRow;
@@ -23,7 +23,15 @@ impl Engine {
     /// Then the hand-off list (and the active Run list, where offered) is read in the background.
     pub async fn sign_in_with_token(&self, token: SecretString, team: Option<TeamId>) -> Result<Me, EngineError> {
         let mut cred = Credentials { access_token: token, team };
-        let me = self.who_is(&mut cred).await?;
+        let me = match self.who_is(&mut cred).await {
+            Ok(me) => me,
+            // Said while it lasts (the tray, `status`, a request waiting for the account).
+            Err(EngineError::SignIn(e)) if e.is_unreachable() || matches!(e, CloudError::RetryLater { .. }) => {
+                self.set_offline(Some(e.to_string()));
+                return Err(EngineError::SignIn(e));
+            }
+            Err(e) => return Err(e),
+        };
         self.activate(me, cred)
     }
 
@@ -82,6 +90,8 @@ impl Engine {
 
     /// Makes `me` the signed-in account with these credentials (see [`Self::sign_in_with_token`]).
     pub(super) fn activate(&self, me: Me, cred: Credentials) -> Result<Me, EngineError> {
+        // The cloud just answered: whatever said "offline" is over.
+        self.set_offline(None);
         let team = cred.team.clone();
         let row = AccountRow {
             user_id: me.user_id.clone(),

@@ -31,6 +31,10 @@ pub struct Status {
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
     pub problems: Vec<String>,
+    /// How the cloud is reached: "direct (no proxy is set)", "through http://proxy:3128
+    /// (HTTPS_PROXY)". Only the running engine knows it.
+    #[serde(default)]
+    pub network: Option<String>,
 }
 
 impl Status {
@@ -49,13 +53,14 @@ impl Status {
             follows: outbox.follows(200)?,
             notices: outbox.recent_notices(20)?,
             problems,
+            network: None,
         })
     }
 }
 
 impl Engine {
     pub fn status(&self) -> Result<Status, EngineError> {
-        let offline = self.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let offline = self.inner.offline.borrow().clone();
         let mut problems: Vec<String> = offline.map(|why| format!("Offline: the cloud cannot be reached ({why})")).into_iter().collect();
         {
             // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
@@ -66,6 +71,7 @@ impl Engine {
         }
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.outbox, problems)?;
+        status.network = Some(self.cloud_route());
         let secrets = self.secret_store();
         status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());
         status.sign_in_note = secrets.as_ref().and_then(|s| s.fallback_note());
@@ -73,6 +79,11 @@ impl Engine {
         status.teams =
             me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
         Ok(status)
+    }
+
+    /// How the cloud's API is reached, in words (its proxy, or why none).
+    pub fn cloud_route(&self) -> String {
+        self.inner.cloud.route()
     }
 
     /// A follow that could not start is a problem the person sees, never a silent drop.
@@ -100,19 +111,25 @@ impl Engine {
         problems.drain(..excess);
     }
 
+    /// The cloud cannot be reached (`Some(why)`), or answers again; shown as "Offline" while so.
+    pub(super) fn set_offline(&self, why: Option<String>) {
+        let changed = self.inner.offline.send_if_modified(|offline| {
+            let changed = *offline != why;
+            *offline = why;
+            changed
+        });
+        if changed {
+            self.changed();
+        }
+    }
+
     pub(super) fn spawn_follower_events(&self, events: mpsc::UnboundedReceiver<FollowerEvent>) {
         self.spawn_event_loop(events, |this, event| match event {
             FollowerEvent::StaleToken { account } => this.on_stale_token(&account),
             FollowerEvent::Problem(p) => this.note_problem(p),
-            FollowerEvent::Unreachable(why) => {
-                *this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
-                this.changed();
-            }
+            FollowerEvent::Unreachable(why) => this.set_offline(Some(why)),
             FollowerEvent::Named => this.changed(),
-            FollowerEvent::Reachable => {
-                this.inner.offline.lock().unwrap_or_else(|p| p.into_inner()).take();
-                this.changed();
-            }
+            FollowerEvent::Reachable => this.set_offline(None),
         });
     }
 }

@@ -92,6 +92,12 @@ pub enum FollowerEvent {
 /// Failures in a row (network, 5xx, 429) before a follow calls the cloud unreachable: one
 /// dropped connection is not "offline".
 const UNREACHABLE_AFTER: u32 = 3;
+/// While the cloud is unreachable, one quick look (`/v1/me`) this often tells when it is back,
+/// and the follows backing off are woken then: they resume within seconds of the network,
+/// whatever their backoff (docs/cloud-api.md, "Offline").
+const SCOUT_EVERY: Duration = Duration::from_secs(2);
+/// Follows woken together when the cloud is back are spread over this long.
+const WAKE_SPREAD: Duration = Duration::from_secs(1);
 
 /// The signed-in account as the follows see it: who, with what credentials, and the token that
 /// stops every follow of this account at once (sign-out, switch, quit).
@@ -155,6 +161,10 @@ struct Inner {
     events: mpsc::UnboundedSender<FollowerEvent>,
     /// Whether the cloud is being called unreachable (told once per change, not per request).
     unreachable: std::sync::atomic::AtomicBool,
+    /// Woken when the cloud answers again: the follows backing off ask at once.
+    back: Notify,
+    /// Whether a scout is looking for the cloud while it is unreachable.
+    scouting: std::sync::atomic::AtomicBool,
 }
 
 impl Follower {
@@ -182,6 +192,8 @@ impl Follower {
                 deliver,
                 events,
                 unreachable: Default::default(),
+                back: Notify::new(),
+                scouting: Default::default(),
             }),
         }
     }
@@ -355,7 +367,17 @@ impl Follower {
                 Ok(pause) => pause,
                 Err(end) => return end,
             };
-            if !pause.is_zero() {
+            if progress.failures > 0 {
+                // Backing off: until the pause is over, or the cloud is seen again.
+                tokio::select! {
+                    biased;
+                    _ = stop.cancelled() => return FollowEnd::Stopped(stop_reason(session)),
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = inner.back.notified() => {
+                        tokio::time::sleep(WAKE_SPREAD.mul_f64(rand::random())).await;
+                    }
+                }
+            } else if !pause.is_zero() {
                 tokio::select! {
                     biased;
                     _ = stop.cancelled() => return FollowEnd::Stopped(stop_reason(session)),
@@ -426,12 +448,25 @@ impl Follower {
                 if matches!(e, CloudError::Unreadable { .. }) {
                     self.problem(e.to_string());
                 } else {
-                    if matches!(e, CloudError::RetryLater { .. }) && progress.failures >= UNREACHABLE_AFTER {
+                    // A proxy's refusal is no passing hiccup: said at once.
+                    let unreachable = match e {
+                        CloudError::ProxyRefused { .. } => true,
+                        CloudError::RetryLater { .. } | CloudError::Unreachable { .. } => progress.failures >= UNREACHABLE_AFTER,
+                        _ => false,
+                    };
+                    if unreachable {
                         self.reachable(Some(e.to_string()));
+                        // A server that answers with errors is not looked for: it answers.
+                        if e.is_unreachable() {
+                            self.scout(session);
+                        }
                     }
-                    tracing::info!(id = %row.id, failures = progress.failures, "{e}");
                 }
-                inner.pacing.after_failure(progress.failures, e.retry_after(), elapsed, rand::random())
+                let pause = inner.pacing.after_failure(progress.failures, e.retry_after(), elapsed, rand::random());
+                if !matches!(e, CloudError::Unreadable { .. }) {
+                    tracing::info!(id = %row.id, failures = progress.failures, backoff_ms = pause.as_millis() as u64, "{e}");
+                }
+                pause
             }
         })
     }
@@ -530,10 +565,36 @@ impl Follower {
                 let _ = self.inner.events.send(FollowerEvent::Unreachable(why));
             }
             None if was => {
+                tracing::info!("the cloud answers again: the follows backing off ask at once");
+                self.inner.back.notify_waiters();
                 let _ = self.inner.events.send(FollowerEvent::Reachable);
             }
             _ => {}
         }
+    }
+
+    /// Looks for the cloud every [`SCOUT_EVERY`] while it is unreachable (one scout at a time,
+    /// for the session's account), and says when it answers again.
+    fn scout(&self, session: &Session) {
+        use std::sync::atomic::Ordering;
+        if self.inner.scouting.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let (this, stop, credentials) = (self.clone(), session.stop.clone(), session.credentials());
+        self.inner.tracker.spawn(async move {
+            while this.inner.unreachable.load(Ordering::Relaxed) {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tokio::time::sleep(SCOUT_EVERY) => {}
+                }
+                // Any answer is the cloud's; only a failure to reach it keeps looking.
+                match this.inner.cloud.look(&credentials).await {
+                    Err(e) if e.is_unreachable() => {}
+                    _ => this.reachable(None),
+                }
+            }
+            this.inner.scouting.store(false, Ordering::Relaxed);
+        });
     }
 
     fn problem(&self, message: String) {

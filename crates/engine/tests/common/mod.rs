@@ -102,7 +102,7 @@ pub async fn start_engine(sim: &RunningSim, db: &std::path::Path, desktop: Arc<R
     // banner instead of two. tests/transport.rs covers HTTP/2 in real time, and the end-to-end
     // tests run the binaries over HTTP/2. These tests are about what the engine decides, in
     // virtual time.
-    opts.transport = cmux_tray_engine::cloud::client::Transport::Http1;
+    opts.network.transport = cmux_tray_engine::cloud::client::Transport::Http1;
     Engine::start(opts).await.expect("the engine starts")
 }
 
