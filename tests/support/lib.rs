@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod faults;
+pub mod network;
 pub mod webdriver;
 
 /// A binary of this workspace. `cargo test -p cmux-tray-e2e` does not rebuild the binaries of
@@ -607,10 +609,14 @@ impl Home {
 
     /// `daemon`, with more environment.
     pub fn daemon_with(&self, token: &str, env: &[(&str, &str)]) -> Daemon {
+        self.daemon_from(self.command(&["daemon"]), token, env)
+    }
+
+    /// `daemon` as `command` starts it (say, inside another program: `unshare`, `faketime`).
+    pub fn daemon_from(&self, mut command: Command, token: &str, env: &[(&str, &str)]) -> Daemon {
         let log_path = self.dir.path().join("daemon.log");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).unwrap();
-        let child = self
-            .command(&["daemon"])
+        let child = command
             .env("CMUX_TRAY_TOKEN", token)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
