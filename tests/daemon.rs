@@ -108,21 +108,39 @@ fn a_second_engine_for_the_same_data_is_refused() {
 
 #[test]
 fn a_corrupt_database_is_named_and_left_untouched() {
+    let desktop = DesktopSession::start();
     let cloud = Cloud::start();
     let user = cloud.sim().add_user("ada@example.com");
-    let home = Home::new(&cloud.origin(), "unix:path=/nonexistent");
+    let home = Home::new(&cloud.origin(), &desktop.address);
     std::fs::create_dir_all(home.database().parent().unwrap()).unwrap();
     let garbage = b"not a database; the user's data all the same\n".repeat(64);
     std::fs::write(home.database(), &garbage).unwrap();
     let out = home.command(&["daemon"]).env("CMUX_TRAY_TOKEN", &user.access_token).output().unwrap();
-    assert!(!out.status.success());
+    // 78: the user service is not restarted for ever on it (packaging/cmux-tray.service).
+    assert_eq!(out.status.code(), Some(78), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&home.database().display().to_string()), "{err}");
     assert!(err.contains("not readable as a database"), "{err}");
     assert_eq!(std::fs::read(home.database()).unwrap(), garbage, "left untouched");
+    // Told once where the person looks.
+    let told = desktop.notifications();
+    assert_eq!(told.len(), 1, "{told:#?}");
+    assert_eq!(told[0]["summary"], "cmux-tray cannot start");
+    assert!(told[0]["body"].as_str().unwrap().contains("not readable as a database"), "{told:#?}");
     let out = home.run(&["status"]);
     assert!(!out.status.success(), "status says so too");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not readable as a database"));
+}
+
+/// The user service restarts a daemon that failed for a passing reason, but not one that cannot
+/// start until the person acts (exit 78), and never more than 5 times a minute.
+#[test]
+fn the_user_service_does_not_restart_a_daemon_that_cannot_start() {
+    let unit = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/cmux-tray.service")).unwrap();
+    let lines: Vec<&str> = unit.lines().map(str::trim).collect();
+    for line in ["Restart=on-failure", "RestartPreventExitStatus=78", "StartLimitIntervalSec=60", "StartLimitBurst=5"] {
+        assert!(lines.contains(&line), "{line} missing from the unit:\n{unit}");
+    }
 }
 
 #[test]

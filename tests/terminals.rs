@@ -73,7 +73,8 @@ fn banner(desktop: &DesktopSession, title: &str) -> u64 {
     id
 }
 
-/// A private tmux server in the home's environment, started detached.
+/// A private tmux server in the home's environment, started detached: its socket in the home's
+/// tmux folder (`$TMUX_TMPDIR/tmux-UID/work`), where a person's tmux keeps it.
 struct Tmux<'a> {
     home: &'a Home,
     socket: PathBuf,
@@ -81,8 +82,17 @@ struct Tmux<'a> {
 
 impl<'a> Tmux<'a> {
     fn start(home: &'a Home) -> Tmux<'a> {
-        let tmux = Tmux { home, socket: home.dir.path().join("tmux.sock") };
-        tmux.run(&["-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "120", "-y", "40"]);
+        let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(home.dir.path()).unwrap());
+        let tmux = Tmux { home, socket: home.dir.path().join(format!("tmux/tmux-{uid}/work")) };
+        let out = home
+            .program(
+                Path::new("/usr/bin/tmux"),
+                &["-L", "work", "-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "120", "-y", "40"],
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "tmux new-session: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(tmux.socket.exists(), "tmux's socket is {}", tmux.socket.display());
         tmux
     }
 

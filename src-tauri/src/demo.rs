@@ -47,7 +47,7 @@ pub fn after_start(app: &AppHandle, engine: &Engine) {
             body: "412 passed in 38 s (cmux-tray wrap -- cargo test)".into(),
             ..Default::default()
         };
-        if let Err(e) = engine.post_local(post) {
+        if let Err(e) = engine.post_local(post).await {
             tracing::warn!("demo: the terminal's notice: {e}");
         }
     });

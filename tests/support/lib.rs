@@ -484,6 +484,9 @@ impl Home {
             ("XDG_STATE_HOME".into(), p("state")),
             ("XDG_CACHE_HOME".into(), p("cache")),
             ("XDG_RUNTIME_DIR".into(), p("run")),
+            // tmux keeps its servers' sockets in its own folder of this (`tmux-UID/`), where the
+            // engine looks for them.
+            ("TMUX_TMPDIR".into(), p("tmux")),
             ("DBUS_SESSION_BUS_ADDRESS".into(), bus_address.into()),
             ("CMUX_TRAY_API_URL".into(), origin.into()),
             ("CMUX_TRAY_AUTH_URL".into(), origin.into()),

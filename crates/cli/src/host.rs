@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
 use cmux_tray_engine::cloud::CloudError;
 use cmux_tray_engine::config::{Paths, Settings};
@@ -15,6 +15,14 @@ use cmux_tray_engine::desktop::Desktop;
 use cmux_tray_engine::follow::StopToken;
 use cmux_tray_engine::secrets::SecretStore;
 use cmux_tray_engine::{Engine, EngineError, EngineOptions, local};
+
+/// Another engine holds this person's data (the tray app, or a daemon already running).
+#[derive(Debug, thiserror::Error)]
+#[error("another cmux-tray engine is running for {} (it holds {})", data.display(), lock.display())]
+pub struct AlreadyRunning {
+    data: std::path::PathBuf,
+    lock: std::path::PathBuf,
+}
 
 pub struct Host {
     pub engine: Engine,
@@ -40,7 +48,7 @@ impl Host {
         let lock_path = paths.lock_file();
         let lock = std::fs::File::create(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
         if lock.try_lock().is_err() {
-            bail!("another cmux-tray engine is running for {} (it holds {})", paths.data_dir.display(), lock_path.display());
+            return Err(AlreadyRunning { data: paths.data_dir.clone(), lock: lock_path }.into());
         }
         crate::process::raise_descriptor_limit();
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);

@@ -55,7 +55,7 @@ async fn during_quiet_hours_nothing_shows_and_one_summary_follows_them() {
 async fn needs_you_breaks_through_only_when_asked() {
     let w = World::new().await;
     w.configure(&format!("{BERLIN}windows = [\"daily 22:00-23:00\"]\nneeds_you_breaks_through = true\n"));
-    let urgent = w.engine.post_local(LocalPost { title: "plain".into(), ..Default::default() }).unwrap();
+    let urgent = w.engine.post_local(LocalPost { title: "plain".into(), ..Default::default() }).await.unwrap();
     pass(SECS(3)).await;
     assert_eq!(delivery_of(&w, &urgent.key).as_deref(), Some("quiet hours"));
     let ho = w.handoff(Some("Refactor"), false);
@@ -114,12 +114,12 @@ async fn a_focused_surface_gets_no_banner_and_viewing_marks_read() {
     let sf = "B9DD280A-0000-0000-0000-000000000001";
     let post = |t: &str| LocalPost { title: t.into(), workspace_id: Some(ws.into()), surface_id: Some(sf.into()), ..Default::default() };
     w.engine.set_focus(ws, Some(sf), true).await.unwrap();
-    let looked_at = w.engine.post_local(post("Looking at it")).unwrap();
+    let looked_at = w.engine.post_local(post("Looking at it")).await.unwrap();
     pass(SECS(3)).await;
     assert!(w.banners().is_empty());
     assert_eq!(delivery_of(&w, &looked_at.key).as_deref(), Some("focused"));
     w.engine.set_focus(ws, Some(sf), false).await.unwrap();
-    let away = w.engine.post_local(post("Looked away")).unwrap();
+    let away = w.engine.post_local(post("Looked away")).await.unwrap();
     eventually("a banner", SECS(5), || w.banners().len() == 1).await;
     // Coming back to the surface marks it read and takes the banner away.
     w.engine.set_focus(ws, Some(sf), true).await.unwrap();
@@ -230,15 +230,15 @@ async fn switches_per_source_and_the_master_switch() {
     w.configure("[delivery.runs]\nbanner = false\n");
     let run = end_run(&w, "Muted source", "succeeded").await;
     assert_eq!(delivery_of(&w, &run).as_deref(), Some("banners off"));
-    let local = w.engine.post_local(LocalPost { title: "Another source".into(), ..Default::default() }).unwrap();
+    let local = w.engine.post_local(LocalPost { title: "Another source".into(), ..Default::default() }).await.unwrap();
     eventually("the local banner", SECS(5), || w.banners().len() == 1).await;
     assert!(w.banners()[0].sound);
     w.configure("[delivery]\nbanners = true\nsounds = false\n");
-    let _ = w.engine.post_local(LocalPost { title: "Silent".into(), ..Default::default() }).unwrap();
+    let _ = w.engine.post_local(LocalPost { title: "Silent".into(), ..Default::default() }).await.unwrap();
     pass(SECS(15)).await;
     assert!(!w.banners()[1].sound, "sounds off");
     w.configure("[delivery]\nbanners = false\n");
-    let off = w.engine.post_local(LocalPost { title: "Nothing".into(), ..Default::default() }).unwrap();
+    let off = w.engine.post_local(LocalPost { title: "Nothing".into(), ..Default::default() }).await.unwrap();
     pass(SECS(3)).await;
     assert_eq!(w.banners().len(), 2);
     assert_eq!(delivery_of(&w, &off.key).as_deref(), Some("banners off"));
@@ -276,7 +276,7 @@ async fn a_bad_config_keeps_the_last_good_settings_and_names_the_key() {
 async fn mark_all_read_takes_the_banners_away_and_the_tray_calms_down() {
     let w = World::new().await;
     for t in ["One", "Two"] {
-        w.engine.post_local(LocalPost { title: t.into(), ..Default::default() }).unwrap();
+        w.engine.post_local(LocalPost { title: t.into(), ..Default::default() }).await.unwrap();
     }
     eventually("two banners", SECS(5), || w.banners().len() == 2).await;
     let view = w.engine.tray_view().unwrap();

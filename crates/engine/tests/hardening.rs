@@ -8,9 +8,9 @@ use cmux_tray_engine::clock::{Clock, HOUR_MS};
 use cmux_tray_engine::notice::local::LocalPost;
 use common::{SECS, World, eventually, pass};
 
-fn post(w: &World, title: &str) -> String {
+async fn post(w: &World, title: &str) -> String {
     let post = LocalPost { title: title.into(), body: "body".into(), ..Default::default() };
-    w.engine.post_local(post).expect("posted").key
+    w.engine.post_local(post).await.expect("posted").key
 }
 
 fn titles(w: &World) -> Vec<String> {
@@ -21,9 +21,9 @@ fn titles(w: &World) -> Vec<String> {
 async fn a_banner_the_server_refuses_is_set_aside_after_three_tries_and_the_others_go_out() {
     let w = World::new().await;
     w.desktop.refuse_titles_with(Some("Refused"));
-    let bad = post(&w, "Refused by the server");
-    post(&w, "First good one");
-    post(&w, "Second good one");
+    let bad = post(&w, "Refused by the server").await;
+    post(&w, "First good one").await;
+    post(&w, "Second good one").await;
     eventually("the good banners", SECS(5), || titles(&w).len() == 2).await;
     assert_eq!(titles(&w), ["First good one", "Second good one"]);
     // docs/notices.md §3: three tries, 15 s apart, then set aside with the server's reason.
@@ -42,14 +42,14 @@ async fn a_banner_the_server_refuses_is_set_aside_after_three_tries_and_the_othe
     pass(SECS(120)).await;
     assert_eq!(w.desktop.refused().len(), 3);
     // And the next banner goes out as any other.
-    post(&w, "Third good one");
+    post(&w, "Third good one").await;
     eventually("the next banner", SECS(5), || titles(&w).len() == 3).await;
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_banner_shown_while_the_store_cannot_be_written_is_not_shown_again() {
     let w = World::new().await;
-    let key = post(&w, "Shown once");
+    let key = post(&w, "Shown once").await;
     // The disk fills before the deliverer marks it told (the settle wait is 0.5 s).
     w.engine.outbox().refuse_writes(true).unwrap();
     eventually("the banner", SECS(5), || w.banners().len() == 1).await;
@@ -73,7 +73,7 @@ async fn a_banner_shown_while_the_store_cannot_be_written_is_not_shown_again() {
 async fn a_wall_clock_set_back_an_hour_holds_no_banner() {
     let mut w = World::new().await;
     w.desktop.set_failing(true);
-    post(&w, "Made before the clock went back");
+    post(&w, "Made before the clock went back").await;
     pass(SECS(2)).await;
     assert!(w.banners().is_empty());
     // The clock is set back an hour across a relaunch; a server is there now.
@@ -86,10 +86,10 @@ async fn a_wall_clock_set_back_an_hour_holds_no_banner() {
 #[tokio::test(start_paused = true)]
 async fn the_history_forgets_what_is_older_than_its_days_but_never_what_is_untold() {
     let w = World::new().await;
-    let old = post(&w, "A month ago");
+    let old = post(&w, "A month ago").await;
     eventually("told", SECS(5), || w.banners().len() == 1).await;
     w.desktop.set_failing(true);
-    let untold = post(&w, "Never told");
+    let untold = post(&w, "Never told").await;
     // docs/notices.md: the history keeps 30 days by default.
     pass(SECS(31 * 86_400)).await;
     w.engine.sweep().await.unwrap();

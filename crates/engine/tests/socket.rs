@@ -523,3 +523,35 @@ async fn a_long_body_is_listed_whole_though_its_banner_was_cut() {
     assert_eq!(item["subtitle"], "parser");
     s.stop.cancel();
 }
+
+/// Saving a notice waits for the store (here another process holds its write lock for a while);
+/// meanwhile the engine's one runtime thread goes on: another client's `ping` is answered at once,
+/// and the notice is answered `OK` once it is saved. Before, the save ran on the runtime's thread
+/// and every task, the `ping` with them, waited for the lock.
+#[cfg(unix)]
+#[tokio::test(flavor = "current_thread")]
+async fn a_save_waiting_for_the_store_holds_no_other_client_back() {
+    let s = serve(None).await;
+    let mut saver = Client::connect(&s).await;
+    let mut pinger = Client::connect(&s).await;
+    assert_eq!(pinger.ask("ping").await, "PONG\n");
+    let db = s._dir.path().join("state.sqlite3");
+    let (locked, release) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked.0.send(()).unwrap();
+        let _ = release.1.recv_timeout(Duration::from_secs(10));
+        conn.execute_batch("ROLLBACK").unwrap();
+    });
+    locked.1.recv().unwrap();
+    saver.send("notify Waits|for|the store\n").await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let asked = std::time::Instant::now();
+    assert_eq!(pinger.ask("ping").await, "PONG\n");
+    let answered = asked.elapsed();
+    release.0.send(()).unwrap();
+    holder.join().unwrap();
+    assert_eq!(saver.line().await, "OK\n", "the notice is saved once the store is free");
+    assert!(answered < Duration::from_millis(500), "ping waited {answered:?} for another client's save");
+}

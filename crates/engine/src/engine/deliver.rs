@@ -96,7 +96,6 @@ impl Engine {
 
     /// One pass. Returns when to look again without being woken (a burst settling, a hold ending).
     async fn deliver_once(&self, looked: &mut Looked) -> Result<Pass, String> {
-        let outbox = &self.inner.outbox;
         // Keys first: while a burst settles this is all a pass reads, and only the new ones.
         let whole = !std::mem::take(&mut looked.settling);
         if whole {
@@ -104,7 +103,7 @@ impl Engine {
         }
         let after = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let start = looked.keys.len();
-        looked.keys.extend(outbox.untold_keys_except(Source::App.as_str(), after).map_err(|e| e.to_string())?);
+        looked.keys.extend(self.off_thread(move |o| o.untold_keys_except(Source::App.as_str(), after)).await.map_err(|e| e.to_string())?);
         let (chain, leading) = match self.settling(&looked.keys[start..], whole) {
             Verdict::Wait(wait) => {
                 looked.settling = true;
@@ -114,8 +113,13 @@ impl Engine {
         };
         // What the verdict saw: a notice saved since then settles in the next pass.
         let seen = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
-        let untold: Vec<StoredNotice> =
-            outbox.untold().map_err(|e| e.to_string())?.into_iter().filter(|n| n.source == Source::App.as_str() || n.seq <= seen).collect();
+        let untold: Vec<StoredNotice> = self
+            .off_thread(|o| o.untold())
+            .await
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .filter(|n| n.source == Source::App.as_str() || n.seq <= seen)
+            .collect();
         let now_ms = self.inner.clock.now_ms();
         let settings = self.delivery_settings();
         let tz = self.time_zone(&settings);
@@ -124,21 +128,27 @@ impl Engine {
 
         // Whether a refused banner waits for another try.
         let mut retry = false;
-        // Steps 1–4, and the app's own banners straight through.
+        // Steps 1–4, and the app's own banners straight through. Whether the person looks at a
+        // notice is asked only of those the other steps would show (a notice quiet hours hold
+        // needs no terminal asked), once per place, all together (`looking_at_all`).
         let mut eligible: BTreeMap<&'static str, (Source, Vec<StoredNotice>)> = BTreeMap::new();
+        let mut may_show = Vec::new();
         for n in untold {
             let source = Source::parse(&n.source).unwrap_or(Source::App);
             if source == Source::App {
                 retry |= !self.show(&n, false, settings.attention).await?;
                 continue;
             }
-            let candidate = Candidate { source, urgent: n.urgent, focused: self.is_looking_at(&n).await };
-            match policy::gate(&settings, &candidate, &moment) {
-                Some(reason) => {
-                    outbox.mark_told(&n.key, None, reason.as_str(), false, now_ms).map_err(|e| e.to_string())?;
-                    tracing::info!(key = %n.key, reason = reason.as_str(), "recorded without a banner");
-                    self.changed();
-                }
+            let unseen = Candidate { source, urgent: n.urgent, focused: false };
+            match policy::gate(&settings, &unseen, &moment) {
+                Some(reason) => self.recorded_without_banner(&n, reason, now_ms).await?,
+                None => may_show.push((source, n)),
+            }
+        }
+        let looked_at = self.looking_at_all(&may_show.iter().map(|(_, n)| n).collect::<Vec<_>>()).await;
+        for ((source, n), focused) in may_show.into_iter().zip(looked_at) {
+            match policy::gate(&settings, &Candidate { source, urgent: n.urgent, focused }, &moment) {
+                Some(reason) => self.recorded_without_banner(&n, reason, now_ms).await?,
                 None => eligible.entry(source.as_str()).or_insert_with(|| (source, Vec::new())).1.push(n),
             }
         }
@@ -146,11 +156,11 @@ impl Engine {
         // Steps 5–6 per source: a burst becomes one banner; at most one sound per cooldown.
         for (_, (source, batch)) in eligible {
             let since = now_ms - settings.coalesce_window.as_millis() as i64;
-            let recent = outbox.shown_since(source.as_str(), since).map_err(|e| e.to_string())?;
+            let recent = self.off_thread(move |o| o.shown_since(source.as_str(), since)).await.map_err(|e| e.to_string())?;
             let sound = self.take_sound(&settings, source, now_ms);
             if policy::coalesces(&settings, batch.len(), recent) {
                 // The burst's leading notice, told alone a moment ago: its banner becomes the burst's.
-                let leader = self.leader_of(source, chain)?;
+                let leader = self.leader_of(source, chain).await?;
                 let titles: Vec<String> = leader.iter().chain(&batch).map(|n| n.title.clone()).collect();
                 let keys: Vec<String> = batch.iter().map(|n| n.key.clone()).collect();
                 let banner = app_notice(
@@ -159,9 +169,15 @@ impl Engine {
                     policy::coalesced_title(source, batch.len() + recent),
                     policy::list_body(&titles),
                 );
-                let folded = leader.as_ref().map(|l| l.key.as_str());
-                outbox.coalesce(&keys, folded, &banner, now_ms).map_err(|e| e.to_string())?;
-                if let Some(stored) = outbox.notice(&banner.key).map_err(|e| e.to_string())? {
+                let folded = leader.as_ref().map(|l| l.key.clone());
+                let stored = self
+                    .off_thread(move |o| {
+                        o.coalesce(&keys, folded.as_deref(), &banner, now_ms)?;
+                        o.notice(&banner.key)
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?;
+                if let Some(stored) = stored {
                     let replaces = leader.and_then(|l| l.banner_id);
                     retry |= !self.show_replacing(&stored, sound, settings.attention, replaces).await?;
                 }
@@ -184,7 +200,7 @@ impl Engine {
                     .min(HOLD_RECHECK),
             ),
             None => {
-                let held = outbox.held_unsummarized().map_err(|e| e.to_string())?;
+                let held = self.off_thread(|o| o.held_unsummarized()).await.map_err(|e| e.to_string())?;
                 if !held.is_empty() {
                     let reason = if held.iter().all(|n| n.delivery.as_deref() == Some(Reason::Paused.as_str())) {
                         Reason::Paused
@@ -199,8 +215,14 @@ impl Engine {
                         policy::summary_title(held.len(), reason),
                         policy::list_body(&titles),
                     );
-                    outbox.summarize(&keys, &summary, now_ms).map_err(|e| e.to_string())?;
-                    if let Some(stored) = outbox.notice(&summary.key).map_err(|e| e.to_string())? {
+                    let stored = self
+                        .off_thread(move |o| {
+                            o.summarize(&keys, &summary, now_ms)?;
+                            o.notice(&summary.key)
+                        })
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if let Some(stored) = stored {
                         retry |= !self.show(&stored, false, settings.attention).await?;
                     }
                 }
@@ -213,6 +235,15 @@ impl Engine {
         }))
     }
 
+    /// A notice the policy keeps from a banner, saved as decided, with why.
+    async fn recorded_without_banner(&self, n: &StoredNotice, reason: Reason, now_ms: i64) -> Result<(), String> {
+        let key = n.key.clone();
+        self.off_thread(move |o| o.mark_told(&key, None, reason.as_str(), false, now_ms)).await.map_err(|e| e.to_string())?;
+        tracing::info!(key = %n.key, reason = reason.as_str(), "recorded without a banner");
+        self.changed();
+        Ok(())
+    }
+
     /// Whether to decide now (`settle`); the keys are those of `fresh` that may settle: a banner
     /// the server refused waits for its own next try, not in anyone's burst. `whole`: `fresh` is
     /// every untold key, not only those saved since the last look.
@@ -223,10 +254,10 @@ impl Engine {
     }
 
     /// The notice of `source` told alone at the head of `chain`, while its banner is still up.
-    fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, String> {
+    async fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, String> {
         let leader = self.inner.leaders.lock().unwrap_or_else(|p| p.into_inner()).remove(&source);
         let Some((_, key)) = leader.filter(|(c, _)| *c == chain) else { return Ok(None) };
-        let n = self.inner.outbox.notice(&key).map_err(|e| e.to_string())?;
+        let n = self.off_thread(move |o| o.notice(&key)).await.map_err(|e| e.to_string())?;
         Ok(n.filter(|n| n.banner_id.is_some() && n.read_at.is_none() && n.delivery.as_deref() == Some(Reason::Shown.as_str())))
     }
 
@@ -250,7 +281,6 @@ impl Engine {
 
     /// `show`, taking the place of banner `replaces` rather than the item's own live one.
     async fn show_replacing(&self, n: &StoredNotice, sound: bool, attention: bool, replaces: Option<u32>) -> Result<bool, String> {
-        let outbox = &self.inner.outbox;
         // Posted before, but not saved as told: save it now, never post it again.
         let posted = self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).get(&n.key).copied();
         let id = match posted {
@@ -265,20 +295,24 @@ impl Engine {
                     sound,
                     replaces: match replaces {
                         Some(id) => Some(id),
-                        None => outbox.live_banner(&n.item).map_err(|e| e.to_string())?,
+                        None => {
+                            let item = n.item.clone();
+                            self.off_thread(move |o| o.live_banner(&item)).await.map_err(|e| e.to_string())?
+                        }
                     },
                 };
                 match self.inner.desktop.post(&banner).await {
                     Ok(id) => id,
                     Err(DesktopError::Unavailable(why)) => return Err(format!("no notification server answered: {why}")),
-                    Err(DesktopError::Refused(why)) => return self.refused(n, &why),
+                    Err(DesktopError::Refused(why)) => return self.refused(n, &why).await,
                 }
             }
         };
         self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
-        if let Err(e) = outbox.mark_told(&n.key, Some(id), Reason::Shown.as_str(), sound, self.inner.clock.now_ms()) {
+        let (key, now_ms) = (n.key.clone(), self.inner.clock.now_ms());
+        if let Err(e) = self.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown.as_str(), sound, now_ms)).await {
             self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).insert(n.key.clone(), id);
-            self.note_problem(format!("Could not save to {}: {e}", outbox.path().display()));
+            self.note_problem(format!("Could not save to {}: {e}", self.inner.outbox.path().display()));
             self.changed();
             return Err(format!("banner {id} is shown but could not be saved as told: {e}"));
         }
@@ -290,7 +324,7 @@ impl Engine {
 
     /// The server refused this banner: another try with the next pass, or, after the last, set
     /// aside with why (the history and `status` say it). Returns whether it was decided.
-    fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, String> {
+    async fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, String> {
         let tries = {
             let mut tries = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner());
             let t = tries.entry(n.key.clone()).or_insert(0);
@@ -301,7 +335,8 @@ impl Engine {
             tracing::warn!(key = %n.key, tries, "the notification server refused the banner: {why}; will try again");
             return Ok(false);
         }
-        self.inner.outbox.set_aside(&n.key, why, self.inner.clock.now_ms()).map_err(|e| e.to_string())?;
+        let (key, reason, now_ms) = (n.key.clone(), why.to_string(), self.inner.clock.now_ms());
+        self.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await.map_err(|e| e.to_string())?;
         self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
         tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
         self.note_problem(format!("A banner could not be shown (\"{}\"): {why}", n.title));

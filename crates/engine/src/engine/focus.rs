@@ -4,9 +4,22 @@
 //! WezTerm pane, an X11 window), asked of the terminal itself at delivery. What cannot be told
 //! shows its banner. Also here: what terminals report about the cloud sessions they show.
 
+use std::time::Duration;
+
 use super::{Engine, EngineError};
 use crate::outbox::{SessionShown, StoredNotice};
 use crate::terminal::Place;
+
+/// How long one delivery pass waits for terminals to say what the person looks at. A terminal
+/// that takes longer (a stalled tmux server, an X server that does not answer) cannot tell, and
+/// the banner shows: a stalled pane never holds the cloud's banners back.
+pub(super) const FOCUS_BUDGET: Duration = Duration::from_millis(500);
+
+/// What tells whether the person looks at a notice.
+enum Question {
+    Known(bool),
+    Place(Place),
+}
 
 impl Engine {
     /// A terminal shows this cloud session (what a hand-off banner's click reveals): a cmux
@@ -52,37 +65,59 @@ impl Engine {
         Ok(())
     }
 
-    /// Whether the person is looking at what this notice is about.
-    pub(super) async fn is_looking_at(&self, n: &StoredNotice) -> bool {
+    /// Whether the person is looking at what each of these notices is about, in one pass: each
+    /// terminal place is asked once however many notices came from it, all places at once, and
+    /// none longer than [`FOCUS_BUDGET`] (what has not answered by then cannot be told: its
+    /// banner shows).
+    pub(super) async fn looking_at_all(&self, notices: &[&StoredNotice]) -> Vec<bool> {
+        let questions: Vec<Question> = notices.iter().map(|n| self.question(n)).collect();
+        let mut places: Vec<&Place> = Vec::new();
+        for q in &questions {
+            if let Question::Place(p) = q
+                && !places.contains(&p)
+            {
+                places.push(p);
+            }
+        }
+        let asked = places.iter().map(|place| async move {
+            let seen = tokio::time::timeout(FOCUS_BUDGET, self.inner.terminals.looked_at(place)).await.ok().flatten();
+            tracing::debug!(place = %place.describe(), ?seen, "is the person looking at it");
+            seen == Some(true)
+        });
+        let answers = futures_util::future::join_all(asked).await;
+        questions
+            .iter()
+            .map(|q| match q {
+                Question::Known(seen) => *seen,
+                Question::Place(p) => places.iter().position(|asked| *asked == p).is_some_and(|i| answers[i]),
+            })
+            .collect()
+    }
+
+    /// What tells whether the person looks at a notice: known here, or a terminal to ask.
+    fn question(&self, n: &StoredNotice) -> Question {
         if self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner()).contains(&n.item) {
-            return true;
+            return Question::Known(true);
         }
         if let Some(ws) = &n.workspace_id {
-            return self.is_focused(ws, n.surface_id.as_deref());
+            return Question::Known(self.is_focused(ws, n.surface_id.as_deref()));
         }
         if let Some(place) = &n.place {
-            return self.terminal_looked_at(place).await;
+            return Question::Place(place.clone());
         }
         let shown = match n.session_id.as_deref().map(|s| self.inner.outbox.session_shown(s)) {
             Some(Ok(Some(shown))) => shown,
-            _ => return false,
+            _ => return Question::Known(false),
         };
         if let Some(ws) = &shown.workspace_id
             && self.is_focused(ws, shown.surface_id.as_deref())
         {
-            return true;
+            return Question::Known(true);
         }
-        match &shown.place {
-            Some(place) => self.terminal_looked_at(place).await,
-            None => false,
+        match shown.place {
+            Some(place) => Question::Place(place),
+            None => Question::Known(false),
         }
-    }
-
-    /// Asks the terminal; "cannot tell" is "not looking" (the banner shows).
-    async fn terminal_looked_at(&self, place: &Place) -> bool {
-        let seen = self.inner.terminals.looked_at(place).await;
-        tracing::debug!(place = %place.describe(), ?seen, "is the person looking at it");
-        seen == Some(true)
     }
 
     /// Whether a terminal said the person is looking at this surface.

@@ -259,6 +259,19 @@ impl Engine {
         Ok(engine)
     }
 
+    /// Runs `f` on the store on a blocking thread: a commit, a checkpoint it sets off, or a wait
+    /// for the store's connection while the group commit holds it never holds the runtime's
+    /// thread (the daemon has one; every other task would wait behind it).
+    pub(super) async fn off_thread<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Outbox) -> Result<T, OutboxError> + Send + 'static,
+    ) -> Result<T, OutboxError> {
+        let outbox = self.inner.outbox.clone();
+        tokio::task::spawn_blocking(move || f(&outbox))
+            .await
+            .unwrap_or_else(|e| Err(OutboxError::Lost(format!("the store's work stopped: {e}"))))
+    }
+
     pub fn outbox(&self) -> &Outbox {
         &self.inner.outbox
     }

@@ -8,15 +8,15 @@ use crate::outbox::StoredNotice;
 
 impl Engine {
     /// A notice from a terminal: saved, then told like any other. Returns it with its cmux id.
-    pub fn post_local(&self, post: LocalPost) -> Result<Notice, EngineError> {
-        self.post_locals(vec![post]).pop().expect("post_locals answers every post")
+    pub async fn post_local(&self, post: LocalPost) -> Result<Notice, EngineError> {
+        self.post_locals(vec![post]).await.pop().expect("post_locals answers every post")
     }
 
     /// Notices a client sent one after another without waiting (pipelined): saved in one commit,
     /// each alone in its savepoint, and answered in order once that commit is in the WAL.
-    pub fn post_locals(&self, posts: Vec<LocalPost>) -> Vec<Result<Notice, EngineError>> {
+    pub async fn post_locals(&self, posts: Vec<LocalPost>) -> Vec<Result<Notice, EngineError>> {
         let notices: Vec<Notice> = posts.iter().map(|post| notice::local::local_notice(post, &notice::local::new_cmux_id())).collect();
-        let saved = self.inner.outbox.record_notices(&notices, self.inner.clock.now_ms());
+        let saved = self.inner.outbox.record_notices_grouped(notices.clone(), self.inner.clock.now_ms()).await;
         if saved.iter().any(|new| matches!(new, Ok(true))) {
             self.inner.deliver.notify_one();
         }

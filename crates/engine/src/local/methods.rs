@@ -5,6 +5,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
 use super::protocol::{self, Request};
+use super::server::{Replies, Write};
 use crate::cloud::{HandoffId, RunId};
 use crate::engine::{Engine, EngineError, SIGN_IN_RESTORE_WAIT};
 use crate::notice::local::LocalPost;
@@ -29,15 +30,16 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The reply lines (without their newlines) to request lines a client sent together, in order.
-/// The notices among them (`notify`, `notify_target`, `notification.create*`) are saved in one
-/// commit, and answered once it is in the WAL; a request that reads or changes the store sees the
-/// notices asked before it saved first (docs/local-socket.md, "Pipelining").
-pub async fn answer_all(engine: &Engine, conn: &mut Conn, lines: &[String]) -> Vec<String> {
-    let mut replies = vec![String::new(); lines.len()];
+/// Answers request lines a client sent together, in order, into `out`. The notices among them
+/// (`notify`, `notify_target`, `notification.create*`) are saved in one commit, and answered once
+/// it is in the WAL; a request that reads or changes the store sees the notices asked before it
+/// saved first (docs/local-socket.md, "Pipelining"). Answers go out as soon as those before
+/// them are ready and enough wait ([`Replies`]): a batch of large answers is never held whole.
+pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[String], out: &mut Replies<'_, W>) -> std::io::Result<()> {
+    let mut replies: Vec<Option<String>> = vec![None; lines.len()];
     let mut posts: Vec<Post> = Vec::new();
     for (slot, line) in lines.iter().enumerate() {
-        replies[slot] = match protocol::parse(line) {
+        let reply = match protocol::parse(line) {
             Err(r) => protocol::rejected_line(&r),
             Ok(Request::V1 { command, args }) => match v1_post(conn, &command, &args) {
                 Some(Ok(post)) => {
@@ -46,7 +48,7 @@ pub async fn answer_all(engine: &Engine, conn: &mut Conn, lines: &[String]) -> V
                 }
                 Some(Err(usage)) => usage,
                 None => {
-                    save(engine, &mut posts, &mut replies);
+                    save(engine, &mut posts, &mut replies).await;
                     v1(engine, conn, &command, &args).await
                 }
             },
@@ -58,7 +60,7 @@ pub async fn answer_all(engine: &Engine, conn: &mut Conn, lines: &[String]) -> V
                     }
                     Some(Err(invalid)) => Err(invalid),
                     None => {
-                        save(engine, &mut posts, &mut replies);
+                        save(engine, &mut posts, &mut replies).await;
                         v2(engine, conn, &method, &params).await
                     }
                 };
@@ -68,9 +70,12 @@ pub async fn answer_all(engine: &Engine, conn: &mut Conn, lines: &[String]) -> V
                 }
             }
         };
+        replies[slot] = Some(reply);
+        // Every slot before this one is answered now (its notices saved first): out they go.
+        out.take_ready(&mut replies).await?;
     }
-    save(engine, &mut posts, &mut replies);
-    replies
+    save(engine, &mut posts, &mut replies).await;
+    out.take_ready(&mut replies).await
 }
 
 /// A notice asked for, waiting to be saved with the others of its batch.
@@ -88,13 +93,13 @@ enum Asked {
 }
 
 /// Saves the notices waiting in `posts` in one commit and writes their answers in their slots.
-fn save(engine: &Engine, posts: &mut Vec<Post>, replies: &mut [String]) {
+async fn save(engine: &Engine, posts: &mut Vec<Post>, replies: &mut [Option<String>]) {
     if posts.is_empty() {
         return;
     }
     let (batch, answers): (Vec<LocalPost>, Vec<(usize, Asked)>) = posts.drain(..).map(|p| (p.post, (p.slot, p.asked))).unzip();
-    for (saved, (slot, asked)) in engine.post_locals(batch).into_iter().zip(answers) {
-        replies[slot] = match (asked, saved) {
+    for (saved, (slot, asked)) in engine.post_locals(batch).await.into_iter().zip(answers) {
+        replies[slot] = Some(match (asked, saved) {
             (Asked::V1, Ok(_)) => "OK".into(),
             (Asked::V1, Err(e)) => format!("ERROR: {e}"),
             (Asked::V2 { id }, Ok(n)) => {
@@ -102,7 +107,7 @@ fn save(engine: &Engine, posts: &mut Vec<Post>, replies: &mut [String]) {
                 protocol::v2_ok(&id, json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
             }
             (Asked::V2 { id }, Err(e)) => protocol::v2_error(Some(&id), "internal_error", &e.to_string()),
-        };
+        });
     }
 }
 

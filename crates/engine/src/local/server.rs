@@ -34,6 +34,52 @@ pub const MAX_CLIENTS: usize = 256;
 /// A reply that cannot be written within this long (a client that stopped reading) ends the
 /// connection, never the server.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A batch's answers are written together up to this many bytes; past it they go out as they
+/// are ready (64 `notification.list` answers of thousands of notices would be gigabytes).
+pub const REPLY_BYTES: usize = 256 * 1024;
+
+/// What a connection writes to.
+pub trait Write: AsyncWrite + Unpin {}
+impl<T: AsyncWrite + Unpin> Write for T {}
+
+/// A batch's answers on their way out, in order: kept together while small (one write for a
+/// pipelining client's many `OK`s), written as they are ready once [`REPLY_BYTES`] wait.
+pub struct Replies<'a, W> {
+    write: &'a mut W,
+    pending: Vec<u8>,
+    /// The first slot not yet taken.
+    next: usize,
+}
+
+impl<'a, W: Write> Replies<'a, W> {
+    pub fn new(write: &'a mut W) -> Self {
+        Replies { write, pending: Vec::new(), next: 0 }
+    }
+
+    /// Takes the answers ready at the front of `replies` (slots before the first still empty),
+    /// writing when enough wait.
+    pub async fn take_ready(&mut self, replies: &mut [Option<String>]) -> std::io::Result<()> {
+        while let Some(reply) = replies.get_mut(self.next).and_then(Option::take) {
+            self.pending.extend_from_slice(reply.as_bytes());
+            self.pending.push(b'\n');
+            self.next += 1;
+            if self.pending.len() >= REPLY_BYTES {
+                self.flush().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what waits, within [`WRITE_TIMEOUT`].
+    pub async fn flush(&mut self) -> std::io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let written = tokio::time::timeout(WRITE_TIMEOUT, self.write.write_all(&self.pending)).await;
+        self.pending.clear();
+        written.unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()))
+    }
+}
 
 #[derive(Clone, Default)]
 pub struct ServerOptions {
@@ -137,12 +183,8 @@ async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options
             }
         };
         if !lines.is_empty() {
-            let mut out = Vec::new();
-            for reply in methods::answer_all(&engine, &mut conn, &lines).await {
-                out.extend_from_slice(reply.as_bytes());
-                out.push(b'\n');
-            }
-            if !matches!(tokio::time::timeout(WRITE_TIMEOUT, write.write_all(&out)).await, Ok(Ok(()))) {
+            let mut out = Replies::new(&mut write);
+            if methods::answer_all(&engine, &mut conn, &lines, &mut out).await.is_err() || out.flush().await.is_err() {
                 return;
             }
         }

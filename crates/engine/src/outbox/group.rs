@@ -92,6 +92,19 @@ impl Group {
         !std::mem::replace(&mut queue.leading, true)
     }
 
+    /// Queues each of `writes` (with its `reply`) for the next commit, together and in order:
+    /// one commit for all, as [`Group::write_each`] makes, without a thread waiting for it.
+    /// Returns whether the caller must start a leader ([`Group::lead`]).
+    pub(super) fn queue_each<T: Send + 'static, W, R>(&self, writes: impl IntoIterator<Item = (W, R)>) -> bool
+    where
+        W: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        R: FnOnce(rusqlite::Result<T>) + Send + 'static,
+    {
+        let mut queue = self.lock_queue();
+        queue.jobs.extend(writes.into_iter().map(|(write, reply)| job(write, reply)));
+        !std::mem::replace(&mut queue.leading, true)
+    }
+
     /// Commits what is queued, batch after batch, until nothing is: the leader [`Group::queue`]
     /// asked for.
     pub(super) fn lead(&self, conn: &Mutex<Connection>) {

@@ -30,6 +30,9 @@ pub enum OutboxError {
     Sql { path: PathBuf, source: rusqlite::Error },
     #[error("cannot make {path} private to this user: {source}")]
     Dir { path: PathBuf, source: std::io::Error },
+    /// The work given to the store's thread never came back (it panicked).
+    #[error("{0}")]
+    Lost(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -417,6 +420,32 @@ impl Outbox {
     pub fn record_notices(&self, notices: &[Notice], now: i64) -> Vec<Result<bool, OutboxError>> {
         let writes = notices.iter().cloned().map(|n| move |c: &Connection| insert_notice(c, &n, None, now, "untold"));
         self.group.write_each(&self.conn, writes).into_iter().map(|r| r.map_err(|e| self.err(e))).collect()
+    }
+
+    /// [`Self::record_notices`] for a caller on the async runtime: the notices queue for the
+    /// group's next commit, made on the group's blocking thread, so neither the commit nor a
+    /// checkpoint it triggers ever holds the runtime's thread (the daemon has one).
+    pub async fn record_notices_grouped(self: &Arc<Self>, notices: Vec<Notice>, now: i64) -> Vec<Result<bool, OutboxError>> {
+        let (writes, answers): (Vec<_>, Vec<_>) = notices
+            .into_iter()
+            .map(|n| {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let write = move |c: &Connection| insert_notice(c, &n, None, now, "untold");
+                let reply = move |result| {
+                    let _ = tx.send(result);
+                };
+                ((write, reply), rx)
+            })
+            .unzip();
+        if self.group.queue_each(writes) {
+            let outbox = Arc::clone(self);
+            tokio::task::spawn_blocking(move || outbox.group.lead(&outbox.conn));
+        }
+        let mut saved = Vec::with_capacity(answers.len());
+        for rx in answers {
+            saved.push(rx.await.unwrap_or_else(|_| Err(group::lost())).map_err(|e| self.err(e)));
+        }
+        saved
     }
 
     // ── local notices (cmux's socket) ───────────────────────────────────────────────────────

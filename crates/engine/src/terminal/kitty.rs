@@ -31,19 +31,9 @@ pub fn focus_in(ls: &Value, id: u64) -> Option<bool> {
     None
 }
 
-/// A socket on a path is spoken to only when it is the user's own (an abstract one cannot be
-/// looked at, and is reachable by its name alone).
-fn reachable(w: &KittyWindow) -> bool {
-    match w.socket.strip_prefix("unix:") {
-        Some(path) if path.starts_with('/') => super::process::is_own_socket(std::path::Path::new(path)),
-        _ => true,
-    }
-}
-
 async fn list(w: &KittyWindow) -> Result<Value, RevealError> {
-    if !reachable(w) {
-        return Err(RevealError::Gone(format!("kitty at {} has ended", w.socket)));
-    }
+    // Only kitty's own server, run by the person (`trust`): an abstract name has no owner.
+    super::trust::kitty(&w.socket).map_err(|why| RevealError::Gone(why.to_string()))?;
     let text = kitty(w, &["ls"], &[]).await.map_err(|e| match e {
         ToolError::Failed { said, .. } => RevealError::Gone(format!("kitty at {} does not answer ({said})", w.socket)),
         e => RevealError::Failed(e.to_string()),

@@ -11,6 +11,7 @@ pub mod kitty;
 pub mod place;
 pub mod process;
 pub mod tmux;
+pub mod trust;
 pub mod wezterm;
 pub mod x11;
 
@@ -159,6 +160,9 @@ pub struct Scripted {
 #[derive(Debug, Default)]
 struct ScriptedState {
     looked_at: Option<bool>,
+    /// How long `looked_at` takes to answer (a stalled terminal), on tokio's clock.
+    looked_at_delay: std::time::Duration,
+    asked: usize,
     reveal: Option<RevealError>,
     revealed: Vec<(Place, Option<String>)>,
 }
@@ -170,6 +174,14 @@ impl Scripted {
     /// What `looked_at` answers from now on (`None`: cannot tell).
     pub fn set_looked_at(&self, answer: Option<bool>) {
         self.state().looked_at = answer;
+    }
+    /// How long `looked_at` takes from now on (a terminal whose server stalls).
+    pub fn set_looked_at_delay(&self, delay: std::time::Duration) {
+        self.state().looked_at_delay = delay;
+    }
+    /// How many times a terminal was asked whether the person looks at a place.
+    pub fn asked(&self) -> usize {
+        self.state().asked
     }
     /// What `reveal` fails with from now on (`None`: it works).
     pub fn set_reveal_error(&self, error: Option<RevealError>) {
@@ -190,7 +202,14 @@ impl Terminals for Scripted {
     }
 
     fn looked_at<'a>(&'a self, _place: &'a Place) -> BoxFuture<'a, Option<bool>> {
-        let answer = self.state().looked_at;
-        Box::pin(async move { answer })
+        let (answer, delay) = {
+            let mut state = self.state();
+            state.asked += 1;
+            (state.looked_at, state.looked_at_delay)
+        };
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            answer
+        })
     }
 }

@@ -31,19 +31,21 @@ fn parent_of(pid: u32) -> Option<u32> {
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Whether `path` is a socket of this user's: a terminal's socket is only spoken to when it is
-/// (a place names it; another user's socket is not ours to drive).
-pub fn is_own_socket(path: &std::path::Path) -> bool {
+/// Where `program` is on the PATH, as running it would find it: the file a server's process
+/// is compared with (`trust`), and the file then run.
+pub fn on_path(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &std::path::Path) -> bool {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == rustix::process::geteuid().as_raw())
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     }
     #[cfg(not(unix))]
-    {
-        let _ = path;
-        false
-    }
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// Why a terminal's tool did not do what was asked.
@@ -55,12 +57,17 @@ pub enum ToolError {
     Failed { program: String, args: String, said: String },
     #[error("{program} did not answer within {TOOL_TIMEOUT:?}")]
     TimedOut { program: String },
+    /// The server the tool would speak to is not one the engine obeys (`trust`).
+    #[error("{0}")]
+    Distrusted(#[from] super::trust::Distrusted),
 }
 
-/// Runs `program args…` with `env` added, and returns what it printed. Each argument is one
-/// argument: nothing is ever read by a shell.
+/// Runs `program args…` (the one on the PATH, [`on_path`]) with `env` added, and returns what it
+/// printed. Each argument is one argument: nothing is ever read by a shell. What it says on
+/// stderr is a server's words, hostile until cleaned: cleaned as notice text is.
 pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
-    let mut command = crate::private::person_command(program);
+    let missing = || ToolError::Missing { program: program.into(), source: std::io::ErrorKind::NotFound.into() };
+    let mut command = crate::private::person_command(on_path(program).ok_or_else(missing)?);
     command.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
     for (k, v) in env {
         command.env(k, v);
@@ -72,7 +79,8 @@ pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<S
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        let said = String::from_utf8_lossy(&out.stderr).trim().chars().take(300).collect::<String>();
+        let said = crate::notice::text::clean(&String::from_utf8_lossy(&out.stderr), false);
+        let said = said.trim().chars().take(300).collect::<String>();
         Err(ToolError::Failed {
             program: program.into(),
             args: args.join(" "),
@@ -84,6 +92,16 @@ pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<S
 #[cfg(all(test, unix))] // ancestors are read from /proc
 mod tests {
     use super::*;
+
+    /// A fake server makes its tool say what it likes on stderr; what reaches the log and a
+    /// card's note is one clean line, never a forged log line or an escape sequence.
+    #[tokio::test]
+    async fn what_a_tool_says_on_stderr_is_cleaned_before_anyone_reads_it() {
+        let said = "printf '\\033[2J\\033]0;pwned\\007ok\\n2026-12-03T00:00:00Z  INFO forged: signed out' >&2; exit 3";
+        let e = run("sh", &["-c", said], &[]).await.unwrap_err().to_string();
+        assert!(!e.contains('\n') && !e.contains('\u{1b}') && !e.contains('\u{7}'), "{e:?}");
+        assert!(e.contains("INFO forged"), "the words stay, on one line: {e:?}");
+    }
 
     #[test]
     fn a_process_has_its_parent_among_its_ancestors() {

@@ -40,7 +40,10 @@ async fn tmux(pane: &TmuxPane, args: &[&str]) -> Result<String, ToolError> {
     tmux_with(pane, args, &[]).await
 }
 
+/// Every run first asks whether the pane's server is one the engine obeys (`trust`): a tmux
+/// client does what its server tells it.
 async fn tmux_with(pane: &TmuxPane, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
+    super::trust::tmux(&pane.socket)?;
     let socket = pane.socket.to_string_lossy();
     let mut all = vec!["-S", &socket];
     all.extend_from_slice(args);
@@ -66,13 +69,11 @@ pub async fn ids_of(pane: &TmuxPane) -> Result<Option<(String, String)>, ToolErr
 /// Whether the server still answers and has the pane; `Gone` when either is not so.
 async fn pane_session(pane: &TmuxPane) -> Result<String, RevealError> {
     let ended = || RevealError::Gone(format!("the tmux server of pane {} has ended", pane.pane));
-    if !super::process::is_own_socket(&pane.socket) {
-        return Err(ended());
-    }
     match ids_of(pane).await {
         Ok(Some((session, _))) => Ok(session),
         Ok(None) => Err(RevealError::Gone(format!("tmux pane {} is gone", pane.pane))),
         Err(ToolError::Failed { .. }) => Err(ended()),
+        Err(ToolError::Distrusted(why)) => Err(RevealError::Gone(why.to_string())),
         Err(e) => Err(RevealError::Failed(e.to_string())),
     }
 }
@@ -98,9 +99,6 @@ pub async fn reveal(pane: &TmuxPane, env: &[(&str, &str)]) -> Result<Outcome, Re
 /// The processes of the clients showing this pane now (each client shows the active pane of the
 /// current window of its session); empty when none does.
 pub async fn clients_showing(pane: &TmuxPane) -> Result<Vec<u32>, ToolError> {
-    if !super::process::is_own_socket(&pane.socket) {
-        return Ok(Vec::new());
-    }
     let clients = parse_clients(&tmux(pane, &["list-clients", "-F", CLIENT_FORMAT]).await?);
     Ok(clients.into_iter().filter(|c| c.pane == pane.pane).map(|c| c.pid).collect())
 }

@@ -29,12 +29,16 @@ pub fn clients(list: &Value, pane: u64) -> (Vec<u32>, Option<u32>) {
 }
 
 /// The `wezterm` arguments for each request (and the socket, passed as WezTerm reads it).
+/// `--no-auto-start`: asked about a pane whose mux server is not running, `wezterm cli` would
+/// otherwise start a detached `wezterm-mux-server` that outlives the question.
 pub fn args(what: &str, pane: u64) -> Vec<String> {
+    let mut args: Vec<String> = vec!["cli".into(), "--no-auto-start".into()];
     match what {
-        "list" => vec!["cli".into(), "list".into(), "--format".into(), "json".into()],
-        "list-clients" => vec!["cli".into(), "list-clients".into(), "--format".into(), "json".into()],
-        _ => vec!["cli".into(), "activate-pane".into(), "--pane-id".into(), pane.to_string()],
+        "list" => args.extend(["list".into(), "--format".into(), "json".into()]),
+        "list-clients" => args.extend(["list-clients".into(), "--format".into(), "json".into()]),
+        _ => args.extend(["activate-pane".into(), "--pane-id".into(), pane.to_string()]),
     }
+    args
 }
 
 async fn wezterm(p: &WeztermPane, what: &str, extra: &[(&str, &str)]) -> Result<String, ToolError> {
@@ -47,10 +51,8 @@ async fn wezterm(p: &WeztermPane, what: &str, extra: &[(&str, &str)]) -> Result<
 }
 
 async fn json(p: &WeztermPane, what: &str) -> Result<Value, RevealError> {
-    if let Some(socket) = &p.socket
-        && !super::process::is_own_socket(socket)
-    {
-        return Err(RevealError::Gone(format!("WezTerm's socket {} is gone", socket.display())));
+    if let Some(socket) = &p.socket {
+        super::trust::wezterm(socket).map_err(|why| RevealError::Gone(why.to_string()))?;
     }
     let text = wezterm(p, what, &[]).await.map_err(|e| match e {
         ToolError::Failed { said, .. } => RevealError::Gone(format!("WezTerm does not answer ({said})")),
@@ -95,10 +97,12 @@ mod tests {
         assert_eq!(clients(&json!([]), 0), (vec![], None));
     }
 
+    /// Every question is asked with `--no-auto-start`: asked about a pane whose mux server is not
+    /// running, `wezterm cli` would start a detached `wezterm-mux-server` that outlives it.
     #[test]
-    fn the_documented_commands_are_asked() {
-        assert_eq!(args("activate", 3), ["cli", "activate-pane", "--pane-id", "3"]);
-        assert_eq!(args("list", 3), ["cli", "list", "--format", "json"]);
-        assert_eq!(args("list-clients", 3), ["cli", "list-clients", "--format", "json"]);
+    fn the_documented_commands_are_asked_and_none_starts_a_mux_server() {
+        assert_eq!(args("activate", 3), ["cli", "--no-auto-start", "activate-pane", "--pane-id", "3"]);
+        assert_eq!(args("list", 3), ["cli", "--no-auto-start", "list", "--format", "json"]);
+        assert_eq!(args("list-clients", 3), ["cli", "--no-auto-start", "list-clients", "--format", "json"]);
     }
 }

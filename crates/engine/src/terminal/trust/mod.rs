@@ -1,0 +1,140 @@
+//! Whose terminal servers the engine speaks to (docs/notices.md §4, "Terminals").
+//!
+//! A terminal's tool is a client of its server, and a client obeys its server: a tmux server can
+//! tell its client to run a shell command or write a file. A place names its socket, and a place
+//! comes from a socket client, which may be an agent in a sandbox or a container that runs as the
+//! person. So before any tool is run on a socket (each time, not once for several runs):
+//!
+//! - tmux's socket must be in the person's own tmux folder (`$TMUX_TMPDIR` or `/tmp`, then
+//!   `tmux-UID/`), a folder that is the person's and closed to others (0700), the socket itself
+//!   no link; WezTerm's in its folder of the runtime directory (or `~/.local/share/wezterm`);
+//!   kitty's wherever kitty was told to listen, an abstract name included;
+//! - and what answers on it must be the terminal's own server process, run by the person, in the
+//!   engine's own pid namespace (`SO_PEERCRED`): for tmux the very `tmux` program the engine
+//!   would run (the same file), for kitty and WezTerm a program of that name.
+//!
+//! The checks that need `SO_PEERCRED` and `/proc` are Linux's (`linux.rs`); elsewhere the folder
+//! and the socket's owner are checked (`other.rs`), and on Windows no terminal socket is spoken
+//! to at all.
+
+use std::path::{Path, PathBuf};
+
+#[cfg_attr(target_os = "linux", path = "linux.rs")]
+#[cfg_attr(not(target_os = "linux"), path = "other.rs")]
+mod platform;
+
+/// A terminal server whose socket a place names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Server {
+    Tmux,
+    Kitty,
+    Wezterm,
+}
+
+impl Server {
+    fn name(self) -> &'static str {
+        match self {
+            Server::Tmux => "tmux",
+            Server::Kitty => "kitty",
+            Server::Wezterm => "WezTerm",
+        }
+    }
+
+    /// Whether a server process's executable, by its file name, is this terminal's.
+    fn runs_as(self, file_name: &str) -> bool {
+        match self {
+            Server::Tmux => file_name == "tmux",
+            Server::Kitty => file_name == "kitty",
+            Server::Wezterm => file_name.starts_with("wezterm"),
+        }
+    }
+}
+
+/// Why a terminal's socket is not spoken to, in words (a log line, a card's note).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Distrusted(pub String);
+
+/// The folders a tmux server of this person's keeps its sockets in.
+pub fn tmux_folders(tmux_tmpdir: Option<&str>, uid: u32) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = tmux_tmpdir.filter(|d| d.starts_with('/')).map(PathBuf::from).into_iter().collect();
+    roots.push(PathBuf::from("/tmp"));
+    roots.dedup();
+    roots.into_iter().map(|r| r.join(format!("tmux-{uid}"))).collect()
+}
+
+/// The folders WezTerm keeps its sockets in: `$XDG_RUNTIME_DIR/wezterm`, else
+/// `~/.local/share/wezterm`.
+pub fn wezterm_folders(runtime_dir: Option<&str>, home: Option<&str>) -> Vec<PathBuf> {
+    let runtime = runtime_dir.filter(|d| d.starts_with('/')).map(|d| Path::new(d).join("wezterm"));
+    let data = home.filter(|h| h.starts_with('/')).map(|h| Path::new(h).join(".local/share/wezterm"));
+    runtime.into_iter().chain(data).collect()
+}
+
+/// Whether tmux's server at `socket` is one the engine may speak to.
+pub fn tmux(socket: &Path) -> Result<(), Distrusted> {
+    let folders = tmux_folders(std::env::var("TMUX_TMPDIR").ok().as_deref(), platform::uid());
+    platform::socket_in(&folders, socket, Server::Tmux)
+}
+
+/// Whether WezTerm's mux server at `socket` is one the engine may speak to.
+pub fn wezterm(socket: &Path) -> Result<(), Distrusted> {
+    let folders = wezterm_folders(std::env::var("XDG_RUNTIME_DIR").ok().as_deref(), std::env::var("HOME").ok().as_deref());
+    platform::socket_in(&folders, socket, Server::Wezterm)
+}
+
+/// Whether kitty at `address` (`unix:/path` or `unix:@name`) is one the engine may speak to.
+pub fn kitty(address: &str) -> Result<(), Distrusted> {
+    match address.strip_prefix("unix:") {
+        Some(name) if name.starts_with('@') => platform::abstract_socket(&name[1..], Server::Kitty),
+        Some(path) => platform::socket_anywhere(Path::new(path), Server::Kitty),
+        None => Err(Distrusted(format!("kitty's address {address:?} is not a Unix socket"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tmux_keeps_its_sockets_in_the_persons_folder_of_its_tmpdir_or_of_tmp() {
+        assert_eq!(tmux_folders(None, 1000), [PathBuf::from("/tmp/tmux-1000")]);
+        assert_eq!(
+            tmux_folders(Some("/run/user/1000"), 1000),
+            [PathBuf::from("/run/user/1000/tmux-1000"), PathBuf::from("/tmp/tmux-1000")]
+        );
+        assert_eq!(tmux_folders(Some("relative"), 7), [PathBuf::from("/tmp/tmux-7")], "a relative TMUX_TMPDIR is not tmux's");
+        assert_eq!(
+            wezterm_folders(Some("/run/user/1000"), Some("/home/ada")),
+            [PathBuf::from("/run/user/1000/wezterm"), PathBuf::from("/home/ada/.local/share/wezterm")]
+        );
+    }
+
+    /// WezTerm's socket named by a place is spoken to only in WezTerm's folder, and only when
+    /// WezTerm serves it (WezTerm is not in Debian: a socket this test serves stands for both).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_wezterm_socket_outside_its_folder_or_served_by_another_program_is_refused() {
+        let runtime = tempfile::tempdir().unwrap();
+        let folder = runtime.path().join("wezterm");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::set_permissions(&folder, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let inside = folder.join("gui-sock-1");
+        let _served = std::os::unix::net::UnixListener::bind(&inside).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let outside = elsewhere.path().join("gui-sock-1");
+        let _also = std::os::unix::net::UnixListener::bind(&outside).unwrap();
+        let folders = wezterm_folders(runtime.path().to_str(), None);
+        let e = platform::socket_in(&folders, &outside, Server::Wezterm).unwrap_err().0;
+        assert!(e.contains("not in the person's own WezTerm folder"), "{e}");
+        let e = platform::socket_in(&folders, &inside, Server::Wezterm).unwrap_err().0;
+        assert!(e.contains("not by WezTerm"), "this test's own program serves it: {e}");
+    }
+
+    #[test]
+    fn a_server_is_known_by_its_programs_name() {
+        assert!(Server::Tmux.runs_as("tmux") && !Server::Tmux.runs_as("python3"));
+        assert!(Server::Kitty.runs_as("kitty") && !Server::Kitty.runs_as("kitty-fake.sh"));
+        assert!(Server::Wezterm.runs_as("wezterm-mux-server") && Server::Wezterm.runs_as("wezterm-gui"));
+    }
+}
