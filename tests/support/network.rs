@@ -96,6 +96,7 @@ impl Nginx {
             r#"daemon off;
 master_process off;
 worker_processes 1;
+worker_rlimit_nofile 65536;
 pid {d}/nginx.pid;
 error_log {d}/error.log info;
 events {{ worker_connections 20000; }}

@@ -6,10 +6,29 @@ use std::time::{Duration, Instant};
 
 use cmux_cloud_sim::SimUser;
 use cmux_cloud_sim::state::NewHandoff;
+use cmux_tray_e2e::faults::{FaultRelay, Toxics};
+use cmux_tray_e2e::network::{Front, Nginx, TestCa};
 use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home};
 
 use crate::suite::recorder::Recorder;
 use crate::suite::socket::Client;
+
+/// How the daemon reaches the simulator.
+#[derive(Clone, Copy, Debug)]
+pub enum Way {
+    /// Straight, over loopback (h2c, or HTTP/1.1).
+    Loopback,
+    /// As over a real network to a real cloud: TLS with ALPN h2 through nginx (the tests' front,
+    /// support/network.rs), with latency and jitter added each way by the fault relay.
+    Nginx { latency: Duration, jitter: Duration },
+}
+
+/// What stands between the daemon and the simulator, kept while the world lives.
+struct OnTheWay {
+    _nginx: Nginx,
+    relay: FaultRelay,
+    _dir: tempfile::TempDir,
+}
 
 pub struct World {
     pub recorder: Recorder,
@@ -22,14 +41,28 @@ pub struct World {
     /// The items open before the daemon signed in (all followed at its sign-in).
     pub runs: Vec<String>,
     pub handoffs: Vec<String>,
+    on_the_way: Option<OnTheWay>,
 }
 
 impl World {
     /// `runs` Runs and `handoffs` hand-offs open in the account; `env` for the daemon (e.g. its
     /// transport). Returns once every one of them has a wait held at the simulator.
     pub fn start(runs: usize, handoffs: usize, env: &[(&str, &str)]) -> anyhow::Result<World> {
+        World::start_by(Way::Loopback, runs, handoffs, env, |_| {})
+    }
+
+    /// [`Self::start`], the daemon reaching the simulator `way`; `prepare` is given the
+    /// simulator before anything is followed.
+    pub fn start_by(
+        way: Way,
+        runs: usize,
+        handoffs: usize,
+        env: &[(&str, &str)],
+        prepare: impl FnOnce(&cmux_cloud_sim::Sim),
+    ) -> anyhow::Result<World> {
         let desktop = DesktopSession::start_without_server();
         let cloud = Cloud::start();
+        prepare(cloud.sim());
         let recorder = cloud.rt.block_on(Recorder::start(&desktop.address))?;
         let user = cloud.sim().add_user("bench@example.com");
         let runs: Vec<String> = (0..runs).map(|i| cloud.sim().create_run(&user.user_id, &format!("Background run {i}"))).collect();
@@ -42,9 +75,22 @@ impl World {
                 })
             })
             .collect();
-        let home = Home::new(&cloud.origin(), &desktop.address);
+        let (origin, on_the_way, ca) = match way {
+            Way::Loopback => (cloud.origin(), None, None),
+            Way::Nginx { latency, jitter } => {
+                let dir = tempfile::tempdir()?;
+                let ca = TestCa::new(dir.path(), &[]);
+                let nginx = Nginx::start(dir.path(), cloud.running.addr, &ca, Front::default());
+                let relay = FaultRelay::start(std::net::SocketAddr::from(([127, 0, 0, 1], nginx.port)));
+                relay.set(Toxics { latency, jitter, ..Toxics::default() });
+                let origin = format!("https://localhost:{}", relay.port);
+                (origin, Some(OnTheWay { _nginx: nginx, relay, _dir: dir }), Some(ca.ca.display().to_string()))
+            }
+        };
+        let mut home = Home::new(&origin, &desktop.address);
+        home.env.extend(ca.map(|ca| ("SSL_CERT_FILE".to_string(), ca)));
         let daemon = home.daemon_with(&user.access_token, env);
-        let world = World { recorder, daemon, home, user, cloud, _desktop: desktop, runs, handoffs };
+        let world = World { recorder, daemon, home, user, cloud, _desktop: desktop, runs, handoffs, on_the_way };
         world.wait_all_held(Duration::from_secs(300))?;
         Ok(world)
     }
@@ -68,6 +114,11 @@ impl World {
 
     pub fn pid(&self) -> u32 {
         self.daemon.pid()
+    }
+
+    /// The port the daemon connects to: the simulator's, or the front's on the way to it.
+    pub fn port(&self) -> u16 {
+        self.on_the_way.as_ref().map_or(self.cloud.running.addr.port(), |w| w.relay.port)
     }
 }
 

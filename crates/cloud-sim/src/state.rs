@@ -40,6 +40,8 @@ pub(crate) struct State {
     pub(crate) devices: Vec<Device>,
     /// When false, `GET /api/runs` answers 404 (the list "is not offered").
     pub(crate) run_list_offered: bool,
+    /// Whether a Run wait's `timeoutMs` shortens its hold (ours, not the published contract's).
+    pub(crate) run_timeout_honoured: bool,
 }
 
 pub(crate) struct User {
@@ -205,7 +207,7 @@ impl Sim {
     pub fn new() -> Self {
         Sim {
             inner: Arc::new(Inner {
-                state: Mutex::new(State { run_list_offered: true, ..State::default() }),
+                state: Mutex::new(State { run_list_offered: true, run_timeout_honoured: true, ..State::default() }),
                 faults: Mutex::new(Vec::new()),
                 log: Mutex::new(Vec::new()),
                 started: tokio::time::Instant::now(),
@@ -274,6 +276,12 @@ impl Sim {
     /// Whether `GET /api/runs?active=1` is offered (a 404 otherwise).
     pub fn offer_run_list(&self, offered: bool) {
         self.state().run_list_offered = offered;
+    }
+
+    /// Whether a Run wait's `timeoutMs` shortens its hold (yes by default). The parameter is this
+    /// project's, not seed 003's: a cloud that ignores it holds every Run wait the full 10 s.
+    pub fn honour_run_timeout(&self, honoured: bool) {
+        self.state().run_timeout_honoured = honoured;
     }
 
     /// A queued Run owned by `owner`.
