@@ -75,7 +75,7 @@ fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
 fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, String>) -> anyhow::Result<()> {
     let demo = std::env::args().any(|a| a == "--demo");
     let (paths, env) = if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, environment.clone()) };
-    let host = tauri::async_runtime::block_on(Host::start(&paths, &env))?;
+    let host = tauri::async_runtime::block_on(Host::start(&paths, &env, cmux_tray_engine::desktop::Hearing::Clicks))?;
     let engine = host.engine.clone();
     // Managed before any window can open: a page's first command finds the engine.
     let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();

@@ -11,7 +11,7 @@ use anyhow::Context;
 
 use cmux_tray_engine::cloud::CloudError;
 use cmux_tray_engine::config::{Paths, Settings};
-use cmux_tray_engine::desktop::Desktop;
+use cmux_tray_engine::desktop::{Desktop, Hearing};
 use cmux_tray_engine::follow::StopToken;
 use cmux_tray_engine::secrets::SecretStore;
 use cmux_tray_engine::{Engine, EngineError, EngineOptions, local};
@@ -34,9 +34,10 @@ pub struct Host {
 }
 
 impl Host {
-    /// Starts the engine with the freedesktop desktop.
-    pub async fn start(paths: &Paths, env: &BTreeMap<String, String>) -> anyhow::Result<Host> {
-        Self::start_with(paths, env, cmux_tray_engine::desktop::system("cmux-tray")).await
+    /// Starts the engine with the platform's banners; `hearing` says whether this process can
+    /// hear their clicks where that takes a main run loop (the app can, the daemon cannot).
+    pub async fn start(paths: &Paths, env: &BTreeMap<String, String>, hearing: Hearing) -> anyhow::Result<Host> {
+        Self::start_with(paths, env, cmux_tray_engine::desktop::system("cmux-tray", hearing)).await
     }
 
     pub async fn start_with(paths: &Paths, env: &BTreeMap<String, String>, desktop: Arc<dyn Desktop>) -> anyhow::Result<Host> {

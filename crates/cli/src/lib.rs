@@ -523,7 +523,7 @@ fn environment() -> BTreeMap<String, String> {
 }
 
 async fn daemon(paths: &Paths) -> anyhow::Result<()> {
-    let host = match host::Host::start(paths, &environment()).await {
+    let host = match host::Host::start(paths, &environment(), cmux_tray_engine::desktop::Hearing::Nothing).await {
         Ok(host) => host,
         Err(e) if !is_passing(&e) => {
             // Said once where the person looks: a banner, when a notification server is up.
@@ -536,7 +536,7 @@ async fn daemon(paths: &Paths) -> anyhow::Result<()> {
                 sound: false,
                 replaces: None,
             };
-            let desktop = cmux_tray_engine::desktop::system("cmux-tray");
+            let desktop = cmux_tray_engine::desktop::system("cmux-tray", cmux_tray_engine::desktop::Hearing::Nothing);
             if let Err(why) = tokio::time::timeout(Duration::from_secs(5), desktop.post(&banner))
                 .await
                 .unwrap_or(Err(cmux_tray_engine::desktop::DesktopError::Unavailable("no answer within 5 s".into())))

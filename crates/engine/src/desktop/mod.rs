@@ -3,24 +3,33 @@
 //! The trait is what the engine needs of a notification server; [`system`] gives the platform's.
 //! On Linux and the BSDs the freedesktop implementation holds one D-Bus connection for every
 //! post and every click (see its module for why it talks zbus directly); on Windows and macOS
-//! the native one posts through notify-rust. The recording one keeps banners in memory for unit
+//! the native one posts toasts (Windows) and through notify-rust (macOS). The recording one keeps banners in memory for unit
 //! tests. Never decides whether a banner should show: that is the delivery policy's job.
 
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod freedesktop;
+pub mod listeners;
 #[cfg(any(target_os = "windows", target_os = "macos"))]
 pub mod native;
 
+/// Whether the process can hear a banner's click where that takes the main run loop (macOS):
+/// the app runs one, the headless daemon does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hearing {
+    Clicks,
+    Nothing,
+}
+
 /// The platform's notification server, for an app called `app_name`.
 #[cfg(all(unix, not(target_os = "macos")))]
-pub fn system(app_name: &str) -> std::sync::Arc<dyn Desktop> {
+pub fn system(app_name: &str, _hearing: Hearing) -> std::sync::Arc<dyn Desktop> {
     std::sync::Arc::new(freedesktop::Freedesktop::new(app_name))
 }
 
 /// The platform's notification server, for an app called `app_name`.
 #[cfg(any(target_os = "windows", target_os = "macos"))]
-pub fn system(app_name: &str) -> std::sync::Arc<dyn Desktop> {
-    std::sync::Arc::new(native::Native::new(app_name))
+pub fn system(app_name: &str, hearing: Hearing) -> std::sync::Arc<dyn Desktop> {
+    std::sync::Arc::new(native::Native::new(app_name, hearing))
 }
 
 use std::future::Future;

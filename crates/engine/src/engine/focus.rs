@@ -18,7 +18,7 @@ pub(super) const FOCUS_BUDGET: Duration = Duration::from_millis(500);
 /// What tells whether the person looks at a notice.
 enum Question {
     Known(bool),
-    Place(Place),
+    Place(Box<Place>),
 }
 
 impl Engine {
@@ -71,7 +71,7 @@ impl Engine {
     /// banner shows).
     pub(super) async fn looking_at_all(&self, notices: &[&StoredNotice]) -> Vec<bool> {
         let questions: Vec<Question> = notices.iter().map(|n| self.question(n)).collect();
-        let mut places: Vec<&Place> = Vec::new();
+        let mut places: Vec<&Box<Place>> = Vec::new();
         for q in &questions {
             if let Question::Place(p) = q
                 && !places.contains(&p)
@@ -103,7 +103,7 @@ impl Engine {
             return Question::Known(self.is_focused(ws, n.surface_id.as_deref()));
         }
         if let Some(place) = &n.place {
-            return Question::Place(place.clone());
+            return Question::Place(Box::new(place.clone()));
         }
         let shown = match n.session_id.as_deref().map(|s| self.inner.outbox.session_shown(s)) {
             Some(Ok(Some(shown))) => shown,
@@ -115,7 +115,7 @@ impl Engine {
             return Question::Known(true);
         }
         match shown.place {
-            Some(place) => Question::Place(place),
+            Some(place) => Question::Place(Box::new(place)),
             None => Question::Known(false),
         }
     }

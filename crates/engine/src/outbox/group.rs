@@ -13,9 +13,10 @@
 //! one blocking thread, which commits batch after batch until the queue is empty. So 10,000
 //! ends at once wait in the queue, not on 10,000 threads (tokio would start 512 of them).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -71,12 +72,8 @@ impl Group {
                 })
                 .collect()
         };
-        {
-            let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            // Empty when a leader before us took our writes along.
-            let batch = std::mem::take(&mut self.lock_queue().jobs);
-            self.commit(&conn, batch);
-        }
+        // Finds nothing when a leader before us took our writes along.
+        self.commit(conn);
         answers.into_iter().map(|rx| rx.recv().unwrap_or_else(|_| Err(lost()))).collect()
     }
 
@@ -109,17 +106,15 @@ impl Group {
     /// asked for.
     pub(super) fn lead(&self, conn: &Mutex<Connection>) {
         loop {
-            let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-            let batch = {
+            {
                 let mut queue = self.lock_queue();
                 if queue.jobs.is_empty() {
                     // Under the queue's lock: a write queued after this starts a new leader.
                     queue.leading = false;
                     return;
                 }
-                std::mem::take(&mut queue.jobs)
-            };
-            self.commit(&conn, batch);
+            }
+            self.commit(conn);
         }
     }
 
@@ -127,11 +122,24 @@ impl Group {
         self.commits.load(Ordering::Relaxed)
     }
 
-    fn commit(&self, conn: &Connection, batch: Vec<Job>) {
-        if !batch.is_empty() {
-            tracing::trace!(writes = batch.len(), "one commit");
-            run(conn, batch);
-            self.commits.fetch_add(1, Ordering::Relaxed);
+    /// Commits every write queued by the time the transaction began, in one transaction.
+    fn commit(&self, conn: &Mutex<Connection>) {
+        let (conn, begun) = begin(conn);
+        let batch = std::mem::take(&mut self.lock_queue().jobs);
+        match begun {
+            Ok(()) if batch.is_empty() => {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            Ok(()) => {
+                tracing::trace!(writes = batch.len(), "one commit");
+                run(&conn, batch);
+                self.commits.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                for job in batch {
+                    job(Err(&e))(None);
+                }
+            }
         }
     }
 
@@ -166,17 +174,33 @@ fn job<T: Send + 'static>(
     })
 }
 
-/// One transaction for the whole batch; every caller learns the commit's fate.
-fn run(conn: &Connection, batch: Vec<Job>) {
-    let finishes: Vec<Finish> = match control(conn, "BEGIN IMMEDIATE") {
-        Ok(()) => batch.into_iter().map(|job| job(Ok(conn))).collect(),
-        Err(e) => {
-            for job in batch {
-                job(Err(&e))(None);
+/// Takes the connection with a write transaction begun. While another process holds the
+/// database's write lock, the connection is let go between tries: a read on the async runtime
+/// never waits behind a commit that waits for someone else. Gives up after `BUSY_TIMEOUT`.
+fn begin(conn: &Mutex<Connection>) -> (MutexGuard<'_, Connection>, rusqlite::Result<()>) {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let held = conn.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = held.busy_timeout(Duration::ZERO);
+        let begun = control(&held, "BEGIN IMMEDIATE");
+        let _ = held.busy_timeout(super::BUSY_TIMEOUT);
+        match begun {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < super::BUSY_TIMEOUT =>
+            {
+                drop(held);
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
             }
-            return;
+            begun => return (held, begun),
         }
-    };
+    }
+}
+
+/// One transaction for the whole batch, begun; every caller learns the commit's fate.
+fn run(conn: &Connection, batch: Vec<Job>) {
+    let finishes: Vec<Finish> = batch.into_iter().map(|job| job(Ok(conn))).collect();
     let commit = control(conn, "COMMIT");
     if commit.is_err() {
         let _ = conn.execute_batch("ROLLBACK");

@@ -6,9 +6,13 @@
 //! x11rb is blocking; every call here runs on a blocking thread, with a fresh connection (a
 //! click or a delivery decision is rare, and a held connection would wake the process).
 
+use std::time::{Duration, Instant};
+
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{self, AtomEnum, ClientMessageEvent, ConnectionExt, EventMask, Window};
-use x11rb::rust_connection::RustConnection;
+use x11rb::reexports::x11rb_protocol::{parse_display::parse_display, xauth::get_auth};
+use x11rb::rust_connection::{DefaultStream, PollMode, RustConnection, Stream};
+use x11rb::utils::RawFdContainer;
 use x11rb::wrapper::ConnectionExt as _;
 
 use super::place::{X11Window, is_local_display};
@@ -33,16 +37,34 @@ pub fn display_for(place: Option<&X11Window>) -> Option<String> {
 }
 
 struct Desk {
-    conn: RustConnection,
+    conn: RustConnection<Patient>,
     root: Window,
     display: String,
 }
 
 impl Desk {
+    /// A connection whose every wait ends by [`X11_TIMEOUT`] from now: a server that never
+    /// answers ends the question, and the blocking thread with it (x11rb's own connection would
+    /// wait for ever, and each such question would keep a thread of tokio's pool).
     fn open(display: &str) -> Result<Desk, X11Error> {
-        let (conn, screen) = RustConnection::connect(Some(display)).map_err(|e| X11Error::Connect(display.into(), e.to_string()))?;
-        let root = conn.setup().roots[screen].root;
-        Ok(Desk { conn, root, display: display.into() })
+        let failed = |e: String| X11Error::Connect(display.into(), e);
+        let until = Instant::now() + X11_TIMEOUT;
+        let parsed = parse_display(Some(display)).map_err(|e| failed(e.to_string()))?;
+        let mut last = String::from("no address to connect to");
+        for addr in parsed.connect_instruction() {
+            match DefaultStream::connect(&addr) {
+                Ok((stream, (family, address))) => {
+                    let (name, data) = get_auth(family, &address, parsed.display).ok().flatten().unwrap_or_default();
+                    let patient = Patient { stream, until };
+                    let conn = RustConnection::connect_to_stream_with_auth_info(patient, parsed.screen.into(), name, data)
+                        .map_err(|e| failed(e.to_string()))?;
+                    let root = conn.setup().roots[usize::from(parsed.screen)].root;
+                    return Ok(Desk { conn, root, display: display.into() });
+                }
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(failed(last))
     }
 
     fn err(&self, e: impl std::fmt::Display) -> X11Error {
@@ -125,7 +147,55 @@ impl Desk {
 }
 
 /// No question to the X server waits longer than this: a hung server is no answer ("cannot tell").
-const X11_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+const X11_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// x11rb's stream, with every wait bounded by the question's deadline.
+struct Patient {
+    stream: DefaultStream,
+    until: Instant,
+}
+
+impl Stream for Patient {
+    fn poll(&self, mode: PollMode) -> std::io::Result<()> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() || !ready_within(&self.stream, mode, left)? {
+            return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no answer within {X11_TIMEOUT:?}")));
+        }
+        Ok(())
+    }
+
+    fn read(&self, buf: &mut [u8], fds: &mut Vec<RawFdContainer>) -> std::io::Result<usize> {
+        self.stream.read(buf, fds)
+    }
+
+    fn write(&self, buf: &[u8], fds: &mut Vec<RawFdContainer>) -> std::io::Result<usize> {
+        self.stream.write(buf, fds)
+    }
+
+    fn write_vectored(&self, bufs: &[std::io::IoSlice<'_>], fds: &mut Vec<RawFdContainer>) -> std::io::Result<usize> {
+        self.stream.write_vectored(bufs, fds)
+    }
+}
+
+/// Waits until the stream is ready, at most `left`; whether it became ready.
+#[cfg(unix)]
+fn ready_within(stream: &DefaultStream, mode: PollMode, left: Duration) -> std::io::Result<bool> {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let flags = match mode {
+        PollMode::Readable => PollFlags::IN,
+        PollMode::Writable => PollFlags::OUT,
+        PollMode::ReadAndWritable => PollFlags::IN | PollFlags::OUT,
+    };
+    let mut fds = [PollFd::new(stream, flags)];
+    let timeout = Timespec { tv_sec: left.as_secs() as i64, tv_nsec: left.subsec_nanos() as _ };
+    Ok(rustix::event::poll(&mut fds, Some(&timeout))? > 0)
+}
+
+/// Elsewhere (no X server a terminal runs under), x11rb's own wait.
+#[cfg(not(unix))]
+fn ready_within(stream: &DefaultStream, mode: PollMode, _left: Duration) -> std::io::Result<bool> {
+    stream.poll(mode).map(|()| true)
+}
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, X11Error> + Send + 'static) -> Result<T, X11Error> {
     match tokio::time::timeout(X11_TIMEOUT, tokio::task::spawn_blocking(f)).await {
@@ -165,4 +235,44 @@ pub async fn active_window(display: String) -> Result<Option<u32>, X11Error> {
 /// Raises and focuses the window (through the window manager).
 pub async fn activate(window: X11Window) -> Result<(), X11Error> {
     blocking(move || Desk::open(&window.display)?.activate(window.window)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An X server that takes the connection and never answers (hung, or a fake one an agent
+    /// named): the question ends by its deadline, and so does the thread that asked it; a thread
+    /// left waiting for ever would be one of tokio's 512 blocking threads gone.
+    #[test]
+    fn a_silent_x_server_ends_the_question_and_its_thread() {
+        let (listener, display) = (6090..6100)
+            .find_map(|n| std::net::TcpListener::bind(("127.0.0.1", 6000 + n)).ok().map(|l| (l, format!("127.0.0.1:{n}"))))
+            .expect("a free X display port in 6090..6100");
+        let silent = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while let Ok((tcp, _)) = listener.accept() {
+                held.push(tcp); // read nothing, answer nothing, close nothing
+                if held.len() == 3 {
+                    std::thread::sleep(Duration::from_secs(10));
+                    return;
+                }
+            }
+        });
+        let (done, ended) = std::sync::mpsc::channel();
+        for _ in 0..3 {
+            let (display, done) = (display.clone(), done.clone());
+            std::thread::spawn(move || {
+                let asked = Instant::now();
+                let answer = Desk::open(&display).and_then(|desk| desk.active());
+                let _ = done.send((answer.is_err(), asked.elapsed()));
+            });
+        }
+        for _ in 0..3 {
+            let (failed, took) = ended.recv_timeout(X11_TIMEOUT * 2).expect("the question's thread ended");
+            assert!(failed, "a server that says nothing gives no answer");
+            assert!(took < X11_TIMEOUT + Duration::from_millis(500), "ended after {took:?}");
+        }
+        drop(silent);
+    }
 }

@@ -2,7 +2,8 @@
 //! enter (0700, refused otherwise), the socket 0600; a stale socket of ours from a crash
 //! replaced, a live one never stolen, and anything that is no socket never deleted; at stop,
 //! the socket removed only while it is still the one this process made. Each peer's uid is
-//! checked (`SO_PEERCRED`, `getpeereid`) before a byte is read.
+//! checked (`SO_PEERCRED`, `getpeereid`) before a byte is read, and a client checks its server's
+//! the same way before a byte is sent.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -83,9 +84,19 @@ fn private_folder(dir: &Path) -> Result<(), SocketError> {
     }
 }
 
-/// Connects to the socket at `path`.
+/// Connects to the socket at `path`, served by this user: the server's uid is checked
+/// (`SO_PEERCRED`, `getpeereid`) before a byte is sent, so a socket another user put where ours
+/// is looked for never hears a notice nor a password.
 pub async fn connect(path: &Path) -> std::io::Result<ClientStream> {
-    UnixStream::connect(path).await
+    let stream = UnixStream::connect(path).await?;
+    match stream.peer_cred() {
+        Ok(cred) if cred.uid() == own_uid() => Ok(stream),
+        Ok(cred) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("served by another user (uid {}); nothing was sent to it", cred.uid()),
+        )),
+        Err(e) => Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, format!("its server could not be checked ({e})"))),
+    }
 }
 
 /// Whether something serves the socket at `path` now (without a runtime).

@@ -40,7 +40,9 @@ impl Server {
         }
     }
 
-    /// Whether a server process's executable, by its file name, is this terminal's.
+    /// Whether a server process's executable, by its file name, is this terminal's (asked where
+    /// `/proc` tells it: Linux).
+    #[cfg(any(target_os = "linux", test))]
     fn runs_as(self, file_name: &str) -> bool {
         match self {
             Server::Tmux => file_name == "tmux",
