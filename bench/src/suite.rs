@@ -30,6 +30,9 @@ struct Args {
     /// Follows held in row 2 (default 10000, quick 2000): a smaller count for a quicker look.
     #[arg(long)]
     follows: Option<usize>,
+    /// Only these of row 2's ways (h2, h1, nginx, nginx-full-holds); all by default.
+    #[arg(long, value_delimiter = ',')]
+    ways: Vec<scale::WayName>,
     /// Where the tables go.
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
@@ -54,7 +57,7 @@ pub fn main() -> anyhow::Result<()> {
         latency::run(&o, &mut figures, &mut notes)?;
     }
     if want(2) {
-        scale::run(args.quick, args.follows, &mut figures, &mut notes)?;
+        scale::run(args.quick, args.follows, &args.ways, &mut figures, &mut notes)?;
     }
     if want(3) || want(5) {
         app::run(args.quick, want(3), want(5), &mut figures, &mut notes)?;

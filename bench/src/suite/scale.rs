@@ -22,8 +22,18 @@ use crate::suite::procfs;
 use crate::suite::stats::{Figure, Goal};
 use crate::suite::world::{Way, World};
 
+/// Row 2's ways of holding the follows, as `--ways` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WayName {
+    H2,
+    H1,
+    Nginx,
+    NginxFullHolds,
+}
+
 /// One way the follows are held, and under what name.
 struct Path {
+    key: WayName,
     name: &'static str,
     way: Way,
     env: Vec<(&'static str, &'static str)>,
@@ -33,28 +43,37 @@ struct Path {
     goals: bool,
 }
 
-fn paths(quick: bool) -> Vec<Path> {
-    let h2 = vec![("CMUX_TRAY_HTTP", "2")];
+fn paths() -> Vec<Path> {
+    let (h2, h1) = (vec![("CMUX_TRAY_HTTP", "2")], vec![("CMUX_TRAY_HTTP", "1.1")]);
     let real = Way::Nginx { latency: Duration::from_millis(20), jitter: Duration::from_millis(10) };
-    let mut paths = vec![Path { name: "HTTP/2", way: Way::Loopback, env: h2.clone(), run_timeout: true, goals: true }];
-    // The quick form gates the product's default (HTTP/2) only; the others are the full run's.
-    if !quick {
-        paths.push(Path { name: "HTTP/1.1", way: Way::Loopback, env: vec![("CMUX_TRAY_HTTP", "1.1")], run_timeout: true, goals: false });
-        paths.push(Path { name: "HTTP/2, TLS through nginx, 20±10 ms", way: real, env: h2.clone(), run_timeout: true, goals: true });
-        paths.push(Path {
+    // The quick form runs the product's default (HTTP/2 on loopback) only; the others are the full run's.
+    vec![
+        Path { key: WayName::H2, name: "HTTP/2", way: Way::Loopback, env: h2.clone(), run_timeout: true, goals: true },
+        Path { key: WayName::H1, name: "HTTP/1.1", way: Way::Loopback, env: h1, run_timeout: true, goals: false },
+        Path {
+            key: WayName::Nginx,
+            name: "HTTP/2, TLS through nginx, 20±10 ms",
+            way: real,
+            env: h2.clone(),
+            run_timeout: true,
+            goals: true,
+        },
+        Path {
+            key: WayName::NginxFullHolds,
             name: "HTTP/2, TLS through nginx, 20±10 ms, 10 s Run holds",
             way: real,
             env: h2,
             run_timeout: false,
             goals: false,
-        });
-    }
-    paths
+        },
+    ]
 }
 
 struct One {
     added_mib: f64,
     cpu_pct: f64,
+    /// Waits the simulator was asked a second meanwhile (each answered hold, asked again).
+    asked_per_s: f64,
     fds: usize,
     sockets: usize,
     connections: usize,
@@ -64,11 +83,19 @@ struct One {
     titles: Vec<String>,
 }
 
-pub fn run(quick: bool, follows: Option<usize>, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
+pub fn run(
+    quick: bool,
+    follows: Option<usize>,
+    ways: &[WayName],
+    figures: &mut Vec<Figure>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
     let follows = follows.unwrap_or(if quick { 2_000 } else { 10_000 });
     let repeats = if quick { 1 } else { 3 };
     // Every path names its transport, so none depends on the default.
-    for path in paths(quick) {
+    // `--ways` names any; else the quick form's, or all.
+    let wanted = |p: &Path| if ways.is_empty() { !quick || p.key == WayName::H2 } else { ways.contains(&p.key) };
+    for path in paths().into_iter().filter(wanted) {
         let transport = path.name;
         let mut runs = Vec::new();
         for _ in 0..repeats {
@@ -84,6 +111,7 @@ pub fn run(quick: bool, follows: Option<usize>, figures: &mut Vec<Figure>, notes
         figures.push(Figure::of(2, &name("memory added"), "MiB", &col(&|r| r.added_mib), goal(Goal::at_most(goal_mib, 256.0)), &method));
         figures.push(Figure::of(2, &name("memory per follow"), "KiB", &col(&|r| r.added_mib * 1024.0 / follows as f64), None, &method));
         figures.push(Figure::of(2, &name("CPU while held"), "% of a core", &col(&|r| r.cpu_pct), goal(Goal::at_most(2.0, 60.0)), &method));
+        figures.push(Figure::of(2, &name("waits asked a second while held"), "/s", &col(&|r| r.asked_per_s), None, &method));
         figures.push(Figure::of(2, &name("waits held at the simulator"), "", &col(&|r| r.held as f64), None, &method));
         figures.push(Figure::of(2, &name("TCP connections"), "", &col(&|r| r.connections as f64), None, &method));
         figures.push(Figure::of(
@@ -151,9 +179,11 @@ fn once(follows: usize, path: &Path, quick: bool) -> anyhow::Result<One> {
     let connections = procfs::tcp_connections_to(world.port());
     // CPU over windows while nothing changes (only the holds ending and being asked again).
     let window = Duration::from_secs(if quick { 5 } else { 30 });
+    sim.clear_requests();
     let t0 = procfs::cpu_ticks(pid);
     std::thread::sleep(window);
     let cpu_pct = (procfs::cpu_ticks(pid) - t0) as f64 / procfs::TICKS_PER_SEC / window.as_secs_f64() * 100.0;
+    let asked_per_s = sim.requests().iter().filter(|r| r.path.ends_with("/wait")).count() as f64 / window.as_secs_f64();
 
     // All end at once: every Run succeeds, every hand-off's turn is done.
     let before = world.recorder.count();
@@ -190,6 +220,7 @@ fn once(follows: usize, path: &Path, quick: bool) -> anyhow::Result<One> {
     Ok(One {
         added_mib: rss.saturating_sub(base_rss) as f64 / 1024.0,
         cpu_pct,
+        asked_per_s,
         fds,
         sockets,
         connections,

@@ -7,6 +7,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::answer::parse;
 use super::{CloudClient, CloudError};
 
 /// A device sign-in under way: the code to show, the page to open.
@@ -64,12 +65,34 @@ struct RefreshBody {
     expires_in_seconds: Option<u64>,
 }
 
+const START: &str = "/api/vault/cli/auth/start";
+const POLL: &str = "/api/vault/cli/auth/poll";
+const REFRESH: &str = "/api/auth/refresh";
+
 impl CloudClient {
     /// `POST /api/vault/cli/auth/start`.
     pub async fn device_start(&self, client_name: &str) -> Result<DeviceStart, CloudError> {
-        let b: StartBody = self.auth_post("/api/vault/cli/auth/start", json!({"client": client_name})).await?;
-        let verification_url = self
-            .auth_url()
+        let bytes = self.auth_post_bytes(START, json!({"client": client_name})).await?;
+        DeviceStart::read(self.auth_url(), bytes)
+    }
+
+    /// `POST /api/vault/cli/auth/poll`.
+    pub async fn device_poll(&self, device_code: &str) -> Result<DevicePoll, CloudError> {
+        DevicePoll::read(self.auth_post_bytes(POLL, json!({"deviceCode": device_code})).await?)
+    }
+
+    /// `POST /api/auth/refresh`: a new access token (and perhaps a new refresh token).
+    pub async fn refresh(&self, refresh_token: &SecretString) -> Result<Tokens, CloudError> {
+        use secrecy::ExposeSecret;
+        Tokens::read_refresh(self.auth_post_bytes(REFRESH, json!({"refreshToken": refresh_token.expose_secret()})).await?)
+    }
+}
+
+impl DeviceStart {
+    /// The start's answer, its page made absolute against the auth origin `auth`.
+    pub fn read(auth: &url::Url, bytes: Vec<u8>) -> Result<DeviceStart, CloudError> {
+        let b: StartBody = parse(&format!("POST {START}"), bytes)?;
+        let verification_url = auth
             .join(&b.verification_url)
             .map(|u| u.to_string())
             .map_err(|e| CloudError::Unreadable { what: "device sign-in".into(), detail: format!("verificationUrl: {e}") })?;
@@ -81,10 +104,12 @@ impl CloudClient {
             interval_seconds: b.interval_seconds.clamp(1, 60),
         })
     }
+}
 
-    /// `POST /api/vault/cli/auth/poll`.
-    pub async fn device_poll(&self, device_code: &str) -> Result<DevicePoll, CloudError> {
-        let b: PollBody = self.auth_post("/api/vault/cli/auth/poll", json!({"deviceCode": device_code})).await?;
+impl DevicePoll {
+    /// A poll's answer: pending, expired, or approved with its tokens.
+    pub fn read(bytes: Vec<u8>) -> Result<DevicePoll, CloudError> {
+        let b: PollBody = parse(&format!("POST {POLL}"), bytes)?;
         match (b.status.as_str(), b.access_token) {
             ("pending", _) => Ok(DevicePoll::Pending),
             ("expired", _) => Ok(DevicePoll::Expired),
@@ -99,11 +124,12 @@ impl CloudClient {
             }),
         }
     }
+}
 
-    /// `POST /api/auth/refresh`: a new access token (and perhaps a new refresh token).
-    pub async fn refresh(&self, refresh_token: &SecretString) -> Result<Tokens, CloudError> {
-        use secrecy::ExposeSecret;
-        let b: RefreshBody = self.auth_post("/api/auth/refresh", json!({"refreshToken": refresh_token.expose_secret()})).await?;
+impl Tokens {
+    /// A refresh's answer.
+    pub fn read_refresh(bytes: Vec<u8>) -> Result<Tokens, CloudError> {
+        let b: RefreshBody = parse(&format!("POST {REFRESH}"), bytes)?;
         Ok(Tokens {
             access_token: b.access_token.into(),
             refresh_token: b.refresh_token.map(Into::into),

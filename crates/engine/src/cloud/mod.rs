@@ -2,11 +2,13 @@
 //!
 //! Owns everything about the wire; never decides what is news.
 
+pub mod answer;
 pub mod auth;
 pub mod client;
 mod connect;
 pub mod error;
 pub mod ids;
+pub mod listing;
 pub mod proxy;
 pub mod types;
 mod waits;

@@ -99,6 +99,10 @@ pub(super) struct WaitConnections {
 
 struct Connection {
     link: watch::Sender<Link>,
+    /// How many waits it may carry: the server's limit (at most 100), read when it opened and
+    /// again after each wait on it (h2 keeps it behind a lock; a wait's place is taken often).
+    /// 0 until it is open.
+    limit: AtomicUsize,
     /// Waits placed on it (sent, or about to be).
     in_flight: AtomicUsize,
     /// Waits waiting for it to open.
@@ -122,6 +126,7 @@ impl Connection {
     fn new() -> Arc<Connection> {
         Arc::new(Connection {
             link: watch::channel(Link::Opening).0,
+            limit: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
             queued: AtomicUsize::new(0),
             retired: AtomicBool::new(false),
@@ -137,12 +142,9 @@ impl Connection {
         self.retired.store(true, Ordering::Relaxed);
     }
 
-    /// How many waits it may carry now: the server's current limit, once known.
-    fn limit(&self) -> Option<usize> {
-        match &*self.link.borrow() {
-            Link::Open(sender) => Some(sender.current_max_send_streams().min(WAITS_PER_CONNECTION)),
-            _ => None,
-        }
+    /// Reads the server's limit again (after SETTINGS that changed it).
+    fn learn_limit(&self, sender: &SendRequest<Bytes>) {
+        self.limit.store(sender.current_max_send_streams().min(WAITS_PER_CONNECTION), Ordering::Relaxed);
     }
 
     fn sender(&self) -> Option<SendRequest<Bytes>> {
@@ -283,9 +285,7 @@ impl WaitConnections {
         // A retired connection leaves the list when its last wait has ended.
         conns.retain(|c| !(c.retired() && c.in_flight.load(Ordering::Relaxed) == 0 && c.queued.load(Ordering::Relaxed) == 0));
         for conn in conns.iter().filter(|c| !c.retired()) {
-            if let Some(limit) = conn.limit()
-                && conn.in_flight.load(Ordering::Relaxed) < limit
-            {
+            if conn.in_flight.load(Ordering::Relaxed) < conn.limit.load(Ordering::Relaxed) {
                 conn.in_flight.fetch_add(1, Ordering::Relaxed);
                 return Taken::Placed(Place(conn.clone()));
             }
@@ -309,6 +309,8 @@ impl WaitConnections {
     /// One send of a wait on its connection.
     async fn exchange(&self, conn: &Arc<Connection>, url: &Url, headers: &HeaderMap, cap: usize) -> Sent {
         let Some(sender) = conn.sender() else { return Sent::Again(WaitFailed::Stream("the connection closed".into())) };
+        // A limit the server changed since is followed from the next wait on.
+        conn.learn_limit(&sender);
         let response = async {
             let mut sender = sender.ready().await?;
             let mut request = Request::get(url.as_str()).body(()).expect("a URL and a method make a request");
@@ -383,10 +385,12 @@ impl WaitConnections {
             }
         };
         if let Some(conn) = conn.upgrade() {
-            if matches!(link, Link::Failed(_)) {
-                conn.retire();
-            } else {
-                self.heard(&conn);
+            match &link {
+                Link::Open(sender) => {
+                    conn.learn_limit(sender);
+                    self.heard(&conn);
+                }
+                _ => conn.retire(),
             }
             conn.link.send_replace(link);
         }
@@ -396,7 +400,17 @@ impl WaitConnections {
         let opened = async {
             let tcp = self.connector.open(&self.route, &self.host, self.port).await.map_err(WaitFailed::Connect)?;
             match &self.tls {
-                None => self.handshake(tcp, conn, false).await,
+                None => {
+                    let (sniffed, first) = Sniffed::new(tcp);
+                    match self.handshake(sniffed, conn, false).await {
+                        // An HTTP/1.1 server's answer to the preface ("HTTP/1.1 400 …"), read by h2
+                        // or, when the server's close failed a write first, by the sniffer.
+                        Err(WaitFailed::Handshake(_)) if first.lock().unwrap_or_else(|p| p.into_inner()).starts_with(b"HTTP/") => {
+                            Err(WaitFailed::NoHttp2)
+                        }
+                        done => done,
+                    }
+                }
                 Some((connector, name)) => {
                     let tls = connector.connect(name.clone(), tcp).await.map_err(|e| {
                         WaitFailed::Connect(ConnectFailed::Unreachable {
@@ -429,7 +443,7 @@ impl WaitConnections {
             .map_err(|e| WaitFailed::Handshake(format!("the HTTP/2 handshake failed: {e}")))?;
         let pings = connection.ping_pong().expect("a new connection's pings are taken once, here");
         let (settled, learnt) = tokio::sync::oneshot::channel::<Settled>();
-        tokio::spawn(drive(connection, pings, conn, settled, self.epoch));
+        drive(connection, pings, conn, settled, self.epoch);
         match learnt.await {
             Ok(Settled::Yes) => Ok(sender),
             // Over h2c, a server that answers the preface with bytes that are not HTTP/2 (HTTP/1.1's
@@ -443,6 +457,71 @@ impl WaitConnections {
     }
 }
 
+/// An h2c connection's TCP stream, keeping the first bytes the server sent: an HTTP/1.1 server
+/// answers the preface and closes at once, and its close can fail the client's next write
+/// before h2 reads the answer; a failed write then reads what came, so the answer is not lost.
+struct Sniffed {
+    tcp: tokio::net::TcpStream,
+    first: Arc<Mutex<Vec<u8>>>,
+}
+
+const SNIFFED: usize = 16;
+
+impl Sniffed {
+    fn new(tcp: tokio::net::TcpStream) -> (Sniffed, Arc<Mutex<Vec<u8>>>) {
+        let first = Arc::new(Mutex::new(Vec::new()));
+        (Sniffed { tcp, first: first.clone() }, first)
+    }
+
+    fn keep(&self, bytes: &[u8]) {
+        let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+        let room = SNIFFED.saturating_sub(first.len());
+        first.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+impl tokio::io::AsyncRead for Sniffed {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let read = std::pin::Pin::new(&mut self.tcp).poll_read(cx, buf);
+        if before < SNIFFED {
+            self.keep(&buf.filled()[before..]);
+        }
+        read
+    }
+}
+
+impl tokio::io::AsyncWrite for Sniffed {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bytes: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let written = std::pin::Pin::new(&mut self.tcp).poll_write(cx, bytes);
+        if let std::task::Poll::Ready(Err(_)) = &written
+            && self.first.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+        {
+            let mut came = [0u8; SNIFFED];
+            if let Ok(n) = self.tcp.try_read(&mut came) {
+                self.keep(&came[..n]);
+            }
+        }
+        written
+    }
+
+    fn poll_flush(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
 /// How a new connection's first exchange went.
 enum Settled {
     /// The server's SETTINGS are in.
@@ -453,21 +532,42 @@ enum Settled {
     Closed(String),
 }
 
-/// Drives one connection: learns the server's SETTINGS (before its answer to a first PING), then
-/// PINGs it whenever it carries waits and has been silent, and drops it when a PING goes
-/// unanswered or it carried no wait for [`IDLE_CLOSE`]. Held weakly: the task must not keep its
-/// entry alive. Dropping `connection` fails the waits still on it, which are then sent again.
-async fn drive<T>(
-    mut connection: h2::client::Connection<T, Bytes>,
-    mut pings: h2::PingPong,
+/// Drives one connection on a task of its own (nothing else is polled with it: its frames are
+/// most of the daemon's work), and watches it from another: learns the server's SETTINGS (before
+/// its answer to a first PING), then PINGs it whenever it carries waits and has been silent, and
+/// ends it when a PING goes unanswered or it carried no wait for [`IDLE_CLOSE`]. Held weakly: the
+/// tasks must not keep the entry alive. Ending the connection fails the waits still on it, which
+/// are then sent again.
+fn drive<T>(
+    connection: h2::client::Connection<T, Bytes>,
+    pings: h2::PingPong,
     conn: Weak<Connection>,
     settled: tokio::sync::oneshot::Sender<Settled>,
     epoch: Instant,
 ) where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    let (ended_tx, ended) = tokio::sync::oneshot::channel();
+    let running = tokio::spawn(async move {
+        let ended = connection.await;
+        if let Err(e) = &ended {
+            tracing::debug!("an HTTP/2 connection of the waits ended: {e}");
+        }
+        let _ = ended_tx.send(ended.err());
+    });
+    tokio::spawn(watch(running, ended, pings, conn, settled, epoch));
+}
+
+async fn watch(
+    running: tokio::task::JoinHandle<()>,
+    mut ended: tokio::sync::oneshot::Receiver<Option<h2::Error>>,
+    mut pings: h2::PingPong,
+    conn: Weak<Connection>,
+    settled: tokio::sync::oneshot::Sender<Settled>,
+    epoch: Instant,
+) {
     let first = tokio::select! {
-        ended = &mut connection => Err(ended.err()),
+        e = &mut ended => Err(e.ok().flatten()),
         pong = pings.ping(h2::Ping::opaque()) => pong.map_err(Some),
     };
     let outcome = match first {
@@ -479,22 +579,31 @@ async fn drive<T>(
     };
     let yes = matches!(outcome, Settled::Yes);
     let _ = settled.send(outcome);
-    if !yes {
-        return;
+    if yes {
+        keep_alive(&mut ended, &mut pings, &conn, epoch).await;
     }
+    // Ended, dead, or idle: what is still on it fails and is sent again elsewhere.
+    running.abort();
+    if let Some(c) = conn.upgrade() {
+        c.retire();
+    }
+}
+
+/// Returns when the connection ended, answered no PING, or carried no wait for [`IDLE_CLOSE`].
+async fn keep_alive(
+    ended: &mut tokio::sync::oneshot::Receiver<Option<h2::Error>>,
+    pings: &mut h2::PingPong,
+    conn: &Weak<Connection>,
+    epoch: Instant,
+) {
     let mut idle_since = None;
     while let Some(heard) = conn.upgrade().map(|c| c.heard.load(Ordering::Relaxed)) {
         let due = epoch + Duration::from_millis(heard) + PING_AFTER_SILENCE;
         tokio::select! {
-            ended = &mut connection => {
-                if let Err(e) = ended {
-                    tracing::debug!("an HTTP/2 connection of the waits ended: {e}");
-                }
-                break;
-            }
+            _ = &mut *ended => return,
             _ = tokio::time::sleep_until(due.max(Instant::now() + Duration::from_millis(100))) => {}
         }
-        let Some(c) = conn.upgrade() else { break };
+        let Some(c) = conn.upgrade() else { return };
         let now = epoch.elapsed();
         if Duration::from_millis(c.heard.load(Ordering::Relaxed)) + PING_AFTER_SILENCE > now {
             continue;
@@ -502,7 +611,6 @@ async fn drive<T>(
         if c.in_flight.load(Ordering::Relaxed) == 0 {
             let since = *idle_since.get_or_insert(now);
             if now - since >= IDLE_CLOSE {
-                c.retire();
                 tracing::debug!("an HTTP/2 connection of the waits closed after {} s without a wait", IDLE_CLOSE.as_secs());
                 return;
             }
@@ -512,12 +620,7 @@ async fn drive<T>(
         idle_since = None;
         drop(c);
         let answered = tokio::select! {
-            ended = &mut connection => {
-                if let Err(e) = ended {
-                    tracing::debug!("an HTTP/2 connection of the waits ended: {e}");
-                }
-                break;
-            }
+            _ = &mut *ended => return,
             pong = tokio::time::timeout(PONG_WITHIN, pings.ping(h2::Ping::opaque())) => pong,
         };
         match answered {
@@ -528,19 +631,16 @@ async fn drive<T>(
             }
             Ok(Err(e)) => {
                 tracing::debug!("a PING on a connection of the waits failed: {e}");
-                break;
+                return;
             }
             Err(_) => {
                 tracing::info!(
                     "a connection of the waits answered no PING within {} s: it is dropped, its waits sent again",
                     PONG_WITHIN.as_secs()
                 );
-                break;
+                return;
             }
         }
-    }
-    if let Some(c) = conn.upgrade() {
-        c.retire();
     }
 }
 
