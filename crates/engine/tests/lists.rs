@@ -2,10 +2,9 @@
 //! that answers every page of the hand-off list with 4 MiB of `[0,0,…]` and a new cursor, for
 //! ever, costs the client one page and a bounded list of problems.
 //!
-//! This test binary counts every allocation (its own global allocator), so it measures the heap
+//! This test binary counts every allocation (`peak`, its global allocator), so it measures the heap
 //! the client holds at its highest while reading.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -13,29 +12,7 @@ use cmux_tray_engine::cloud::client::PAGE_CAP;
 use cmux_tray_engine::cloud::{CloudClient, Credentials, Network};
 use secrecy::SecretString;
 
-struct Counting;
-
-static NOW: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = NOW.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        NOW.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+mod peak;
 
 /// docs/cloud-api.md, "Lists": at most 20,000 entries, 20 of the unreadable kept with why.
 const LIST_ITEMS_CAP: usize = 20_000;
@@ -82,10 +59,9 @@ async fn pages_of_zeros_for_ever_cost_one_page_and_a_bounded_list_of_problems() 
     let (origin, pages) = hostile_list_server();
     let client = CloudClient::new(&origin, &origin, &Network::default()).unwrap();
     let cred = Credentials { access_token: SecretString::from("t0ken"), team: None };
-    let before = NOW.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = peak::start();
     let listing = client.list_handoffs(&cred).await.expect("a list, with its problems");
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let peak = peak::rose_since(before);
     let (items, problems) = listing.into_parts();
     println!(
         "read {} page(s) of {} KiB; heap at most {} KiB above the start; {} problems kept",

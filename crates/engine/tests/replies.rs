@@ -2,11 +2,8 @@
 //! 16 `notification.list` asked together over notices with long bodies are written out as they
 //! are ready, not all built before one write.
 //!
-//! This test binary counts every allocation (its own global allocator), so it measures the heap
+//! This test binary counts every allocation (`peak`, its global allocator), so it measures the heap
 //! the engine holds at its highest while answering.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cmux_tray_engine::desktop::Recording;
 use cmux_tray_engine::local::endpoint;
@@ -15,29 +12,7 @@ use cmux_tray_engine::{Engine, EngineOptions};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-struct Counting;
-
-static NOW: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let now = NOW.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(p, layout) };
-        NOW.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+mod peak;
 
 const NOTICES: usize = 300;
 const BODY: usize = 60_000;
@@ -80,13 +55,12 @@ async fn lists_asked_together_are_written_as_they_are_ready() {
         }
         bytes
     });
-    let before = NOW.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = peak::start();
     let asks: String =
         (0..LISTS).map(|i| format!("{}\n", json!({"id": 1000 + i, "method": "notification.list", "params": {"limit": 5000}}))).collect();
     write.write_all(asks.as_bytes()).await.unwrap();
     let bytes = reader.await.unwrap();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
+    let peak = peak::rose_since(before);
     let one = bytes / LISTS;
     println!("{LISTS} lists of {} MiB each asked together; the heap rose at most {} MiB", one >> 20, peak >> 20);
     // A few answers at a time (one built as rows, as JSON and as text, then written; the test's
