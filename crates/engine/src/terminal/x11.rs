@@ -191,10 +191,11 @@ fn ready_within(stream: &DefaultStream, mode: PollMode, left: Duration) -> std::
     Ok(rustix::event::poll(&mut fds, Some(&timeout))? > 0)
 }
 
-/// Elsewhere (no X server a terminal runs under), x11rb's own wait.
+/// On Windows no terminal runs under an X server, and a wait there could not be bounded: an
+/// X11 place is never asked (no answer: its banner shows).
 #[cfg(not(unix))]
-fn ready_within(stream: &DefaultStream, mode: PollMode, _left: Duration) -> std::io::Result<bool> {
-    stream.poll(mode).map(|()| true)
+fn ready_within(_stream: &DefaultStream, _mode: PollMode, _left: Duration) -> std::io::Result<bool> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no X server is asked on Windows"))
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, X11Error> + Send + 'static) -> Result<T, X11Error> {
