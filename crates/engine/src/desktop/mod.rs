@@ -3,8 +3,8 @@
 //! The trait is what the engine needs of a notification server; [`system`] gives the platform's.
 //! On Linux and the BSDs the freedesktop implementation holds one D-Bus connection for every
 //! post and every click (see its module for why it talks zbus directly); on Windows and macOS
-//! the native one posts toasts (Windows) and through notify-rust (macOS). The recording one keeps banners in memory for unit
-//! tests. Never decides whether a banner should show: that is the delivery policy's job.
+//! the native one posts toasts (Windows) and through notify-rust (macOS). The recording one
+//! keeps banners in memory for unit tests. Never decides whether a banner should show: that is the delivery policy's job.
 
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod freedesktop;

@@ -7,8 +7,9 @@
 //! - A click on the body is heard while the banner is on screen. On Windows the toast calls back
 //!   (no thread waits for it). On macOS hearing it means a thread blocked until the banner is
 //!   clicked or closed, so those waits run on threads of their own, never tokio's blocking pool
-//!   (which DNS, the keyring and the store's commits need), and at most [`LISTENING`](super::listeners::LISTENING) at once: a
-//!   banner past that is shown without its click heard. The wait needs the main run loop, which
+//!   (which DNS, the keyring and the store's commits need), and at most
+//!   [`LISTENING`](super::listeners::LISTENING) at once: a banner past that is shown without its
+//!   click heard. The wait needs the main run loop, which
 //!   the Tauri app has and the `cmux-tray` daemon has not: there no wait is started (it would
 //!   never end), and the tray's last-notice line is the way back.
 //! - Replace and withdraw are not offered: a newer banner for the same item is a new toast, and
@@ -23,7 +24,7 @@ use tokio::sync::mpsc;
 use super::{Banner, BoxFuture, Click, Desktop, DesktopError, DesktopEvent, Hearing};
 
 pub struct Native {
-    poster: platform::Poster,
+    poster: std::sync::Arc<platform::Poster>,
     next_id: AtomicU32,
     events_tx: mpsc::UnboundedSender<DesktopEvent>,
     events_rx: Mutex<Option<mpsc::UnboundedReceiver<DesktopEvent>>>,
@@ -35,7 +36,7 @@ impl Native {
     pub fn new(app_name: &str, hearing: Hearing) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Native {
-            poster: platform::Poster::new(app_name, hearing),
+            poster: std::sync::Arc::new(platform::Poster::new(app_name, hearing)),
             next_id: AtomicU32::new(1),
             events_tx: tx,
             events_rx: Mutex::new(Some(rx)),
@@ -51,7 +52,12 @@ impl Desktop for Native {
             let clicked = move || {
                 let _ = events.send(DesktopEvent::Clicked(Click { banner_id, activation_token: None }));
             };
-            self.poster.show(banner, clicked)?;
+            // Off the runtime thread: posting is a few system calls (and a 10 ms pause in the
+            // Windows toast crate), bounded, never a wait for the person.
+            let (poster, banner) = (self.poster.clone(), banner.clone());
+            tokio::task::spawn_blocking(move || poster.show(&banner, clicked))
+                .await
+                .map_err(|e| DesktopError::Refused(e.to_string()))??;
             Ok(banner_id)
         })
     }
@@ -129,37 +135,33 @@ mod platform {
         /// Posts the banner; in the app, a thread of its own hears its click while one is free.
         /// macOS has no urgency: a "needs you" banner is an ordinary one.
         pub fn show(&self, banner: &Banner, clicked: impl Fn() + Send + 'static) -> Result<(), DesktopError> {
-            post(self, banner, clicked)
+            let mut n = Notification::new();
+            n.appname(&self.app_name).summary(&banner.title).body(&banner.body);
+            if banner.sound {
+                n.sound_name("NSUserNotificationDefaultSoundName");
+            }
+            let shown = n.show().map_err(|e| DesktopError::Refused(e.to_string()))?;
+            let listening = match self.hearing {
+                Hearing::Clicks => self.listeners.take(),
+                Hearing::Nothing => None,
+            };
+            let Some(listening) = listening else {
+                // Unheard: posted without a wait, as the backend does when its handle is dropped.
+                drop(shown);
+                return Ok(());
+            };
+            std::thread::Builder::new()
+                .name("banner-answer".into())
+                .spawn(move || {
+                    let _listening = listening;
+                    let _ = shown.wait_for_response(|response: &NotificationResponse| {
+                        if response.is_default_action() {
+                            clicked();
+                        }
+                    });
+                })
+                .map(|_| ())
+                .map_err(|e| DesktopError::Refused(format!("no thread to hear the banner's click: {e}")))
         }
-    }
-
-    fn post(poster: &Poster, banner: &Banner, clicked: impl Fn() + Send + 'static) -> Result<(), DesktopError> {
-        let mut n = Notification::new();
-        n.appname(&poster.app_name).summary(&banner.title).body(&banner.body);
-        if banner.sound {
-            n.sound_name("NSUserNotificationDefaultSoundName");
-        }
-        let shown = n.show().map_err(|e| DesktopError::Refused(e.to_string()))?;
-        let listening = match poster.hearing {
-            Hearing::Clicks => poster.listeners.take(),
-            Hearing::Nothing => None,
-        };
-        let Some(listening) = listening else {
-            // Unheard: posted without a wait, as the backend does when its handle is dropped.
-            drop(shown);
-            return Ok(());
-        };
-        std::thread::Builder::new()
-            .name("banner-answer".into())
-            .spawn(move || {
-                let _listening = listening;
-                let _ = shown.wait_for_response(|response: &NotificationResponse| {
-                    if response.is_default_action() {
-                        clicked();
-                    }
-                });
-            })
-            .map(|_| ())
-            .map_err(|e| DesktopError::Refused(format!("no thread to hear the banner's click: {e}")))
     }
 }

@@ -72,7 +72,6 @@ impl Group {
                 })
                 .collect()
         };
-        // Finds nothing when a leader before us took our writes along.
         self.commit(conn);
         answers.into_iter().map(|rx| rx.recv().unwrap_or_else(|_| Err(lost()))).collect()
     }
@@ -124,6 +123,10 @@ impl Group {
 
     /// Commits every write queued by the time the transaction began, in one transaction.
     fn commit(&self, conn: &Mutex<Connection>) {
+        // A leader before us took our writes along: no transaction to begin.
+        if self.lock_queue().jobs.is_empty() {
+            return;
+        }
         let (conn, begun) = begin(conn);
         let batch = std::mem::take(&mut self.lock_queue().jobs);
         match begun {
