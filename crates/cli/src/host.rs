@@ -55,6 +55,9 @@ impl Host {
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
         opts.config_file = Some(paths.config_file.clone());
         opts.network = settings.network();
+        if let Some(retry) = settings.desktop_retry {
+            opts.desktop_retry = retry;
+        }
         let engine = Engine::start(opts).await?;
         let stop = StopToken::new();
         // Said before the socket answers, so a request right after start waits for the account.

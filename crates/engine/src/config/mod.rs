@@ -106,6 +106,10 @@ pub struct Settings {
     pub socket_password: Option<SecretString>,
     /// `[local] socket_path`: where the local socket lives instead of the default.
     pub socket_path: Option<PathBuf>,
+    /// `CMUX_TRAY_DESKTOP_RETRY_MS`: how often untold notices are tried again while no
+    /// notification server answers, when not the engine's 15 s (the test rig's, so that its
+    /// tests do not sleep the 15 s out).
+    pub desktop_retry: Option<std::time::Duration>,
     /// Unknown keys and other things worth a warning.
     pub warnings: Vec<String>,
 }
@@ -131,6 +135,15 @@ impl Settings {
         }
         if let Some(v) = var("CMUX_TRAY_HTTP") {
             s.transport = transport("CMUX_TRAY_HTTP", "environment", &v)?;
+        }
+        if let Some(v) = var("CMUX_TRAY_DESKTOP_RETRY_MS") {
+            let ms = v.parse::<u64>().ok().filter(|ms| (100..=600_000).contains(ms)).ok_or_else(|| ConfigError::Value {
+                where_: "environment".into(),
+                key: "CMUX_TRAY_DESKTOP_RETRY_MS".into(),
+                value: format!("{v:?}"),
+                allowed: "milliseconds from 100 to 600000".into(),
+            })?;
+            s.desktop_retry = Some(std::time::Duration::from_millis(ms));
         }
         s.proxy_env = ProxyEnv::from_env(env);
         s.warnings.extend(s.proxy_env.problems());
@@ -240,6 +253,7 @@ impl Default for Settings {
             token: None,
             socket_password: None,
             socket_path: None,
+            desktop_retry: None,
             warnings: Vec::new(),
         }
     }

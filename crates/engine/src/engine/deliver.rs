@@ -28,8 +28,9 @@ use crate::policy::{self, Candidate, Moment, Reason};
 
 /// A banner the server refuses is tried this often before it is set aside.
 pub const MAX_TRIES: u32 = 3;
-/// When no notification server answers, untold notices are tried again this often.
-const DESKTOP_RETRY: Duration = Duration::from_secs(15);
+/// When no notification server answers, untold notices are tried again this often (the
+/// default of `EngineOptions::desktop_retry`).
+pub const DESKTOP_RETRY: Duration = Duration::from_secs(15);
 /// While notices are held, the config file is looked at this often, so an edit that ends the
 /// hold (quiet hours switched off by hand) is seen without a restart.
 const HOLD_RECHECK: Duration = Duration::from_secs(30);
@@ -80,7 +81,7 @@ impl Engine {
                     }
                     Err(e) => {
                         tracing::warn!("{e}; will try again");
-                        Some(DESKTOP_RETRY)
+                        Some(this.inner.desktop_retry)
                     }
                 };
                 tokio::select! {
@@ -229,7 +230,7 @@ impl Engine {
                 None
             }
         };
-        Ok(Pass::Done(match (next, retry.then_some(DESKTOP_RETRY)) {
+        Ok(Pass::Done(match (next, retry.then_some(self.inner.desktop_retry)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }))

@@ -95,6 +95,8 @@ pub struct EngineOptions {
     pub secrets: Option<crate::secrets::SecretStore>,
     /// This machine's terminals: bringing a notice's place forward, and the focus rule.
     pub terminals: Arc<dyn crate::terminal::Terminals>,
+    /// When no notification server answers, untold notices are tried again this often.
+    pub desktop_retry: std::time::Duration,
 }
 
 impl EngineOptions {
@@ -110,6 +112,7 @@ impl EngineOptions {
             limits: Limits::default(),
             config_file: None,
             secrets: None,
+            desktop_retry: deliver::DESKTOP_RETRY,
             terminals: Arc::new(crate::terminal::System),
         }
     }
@@ -155,6 +158,7 @@ struct Inner {
     follower: Follower,
     desktop: Arc<dyn Desktop>,
     terminals: Arc<dyn crate::terminal::Terminals>,
+    desktop_retry: std::time::Duration,
     clock: Clock,
     session: Mutex<Option<Arc<Session>>>,
     /// Recent problems and when each was last seen (ms): shown for an hour after the last time.
@@ -225,6 +229,7 @@ impl Engine {
                 follower,
                 desktop: opts.desktop,
                 terminals: opts.terminals,
+                desktop_retry: opts.desktop_retry,
                 clock: opts.clock,
                 session: Mutex::new(None),
                 problems: Mutex::new(Vec::new()),
