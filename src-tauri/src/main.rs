@@ -10,7 +10,6 @@
 //! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
 //! - `links`: `cmux-tray://` links, one instance per user, and the scheme's registration.
 //! - `webkit`: WebKitGTK's network process ended once no window is left.
-//! - `memory`: the pages only start-up or a closed window needed, given back to the kernel.
 
 // A release build on Windows opens no console window beside the tray.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -19,7 +18,6 @@ mod autostart;
 mod commands;
 mod demo;
 mod links;
-mod memory;
 mod tray;
 mod webkit;
 mod windows;
@@ -108,7 +106,6 @@ fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, 
         }
     });
     tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
-    memory::give_back_after_start(app.handle());
     Ok(())
 }
 
@@ -138,7 +135,7 @@ fn cannot_start(why: &str) -> ! {
 
 /// Set for the app alone (unless the person set it), never for what it starts. On X11, GTK 3
 /// probes OpenGL as it opens the display, which maps Mesa and its LLVM into the idle tray:
-/// about 50 MiB of the tray's resident memory for nothing (README, "Benchmarks", row 3). The
+/// about 50 MiB of the tray's resident memory for nothing (docs/benchmarks.md, row 3). The
 /// windows draw without GDK's GL (WebKit falls back to its non-GL path in this process).
 #[cfg(target_os = "linux")]
 const OWN_ENVIRONMENT: &[(&str, &str)] = &[("GDK_GL", "disable")];

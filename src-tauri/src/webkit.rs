@@ -1,7 +1,6 @@
 //! WebKitGTK's network process outlives the last window: WebKit keeps it for the next webview,
-//! and it holds about 50 MiB while the app is only a tray again (README, "Benchmarks", row 3).
-//! Once no window is left it is ended; WebKit starts a new one with the next window. The pages
-//! the window needed in this process are given back too (`memory`).
+//! and it holds about 50 MiB while the app is only a tray again (docs/benchmarks.md, row 3).
+//! Once no window is left it is ended; WebKit starts a new one with the next window.
 
 use std::time::Duration;
 
@@ -17,7 +16,6 @@ pub fn window_destroyed(app: &AppHandle) {
         tokio::time::sleep(AFTER_CLOSE).await;
         if app.webview_windows().is_empty() {
             end_network_process();
-            crate::memory::give_back().await;
         }
     });
 }
