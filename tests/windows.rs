@@ -1,7 +1,8 @@
 //! The app's three windows (settings, history, sign-in) driven through WebDriver (tauri-driver
 //! over WebKitWebDriver) as a person uses them: the quiet-hours editor, switches that apply
 //! without a Save, the history's filter and search, the sign-in's states; an axe-core audit of
-//! each window in light and dark, and their screenshots in `test-artifacts/`.
+//! each window in light and dark, and (with `CMUX_TRAY_SCREENSHOTS=1`) their screenshots in
+//! `test-artifacts/`.
 
 // Linux only, as the whole end-to-end suite (support/lib.rs says why).
 #![cfg(target_os = "linux")]

@@ -43,6 +43,12 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// Whether the tests save screenshots for people to look at (`CMUX_TRAY_SCREENSHOTS=1`): none
+/// by default, as each costs a pause for the page to paint and a capture.
+pub fn screenshots_wanted() -> bool {
+    std::env::var_os("CMUX_TRAY_SCREENSHOTS").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 /// How long a "nothing more came" check waits: the longest a notice takes to become a banner
 /// (docs/notices.md §3: a burst settles for at most 2 s after its first notice), and a margin.
 pub const NOTHING_MORE: Duration = Duration::from_millis(2500);
@@ -170,9 +176,12 @@ impl DesktopSession {
     }
 
     /// Saves a screenshot of the virtual display to `test-artifacts/NAME.png` (for people to
-    /// look at; never committed).
+    /// look at; never committed), when asked for ([`screenshots_wanted`]).
     pub fn screenshot(&self, name: &str) {
         let Some(display) = &self.display else { return };
+        if !screenshots_wanted() {
+            return;
+        }
         // For people to look at, not for an assertion: give a page a moment to paint.
         std::thread::sleep(Duration::from_millis(1500));
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../test-artifacts");

@@ -177,6 +177,9 @@ impl WebDriver {
     /// The current window's page as a PNG, written to `test-artifacts/<name>.png` for people to
     /// look at (not an assertion).
     pub fn screenshot(&self, name: &str) {
+        if !crate::screenshots_wanted() {
+            return;
+        }
         use base64::Engine as _;
         // What was drawn last: two frames let the page paint what its script just built.
         self.run_async("requestAnimationFrame(() => requestAnimationFrame(() => done(1)));");
