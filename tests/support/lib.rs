@@ -29,8 +29,20 @@ pub fn bin(name: &str) -> PathBuf {
     BUILD.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            // The same command as scripts/test's.
-            .args(["build", "--quiet", "--bins", "-p", "cmux-tray-cli", "-p", "cmux-cloud-sim", "-p", "cmux-tray-app"])
+            // The same command as scripts/build-bins', so that its build serves.
+            .args([
+                "build",
+                "--quiet",
+                "--bins",
+                "-p",
+                "cmux-tray-cli",
+                "-p",
+                "cmux-cloud-sim",
+                "-p",
+                "cmux-tray-app",
+                "-p",
+                "cmux-tray-bench",
+            ])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");
