@@ -1,16 +1,21 @@
 //! Exactly once across crashes: the real daemon is killed with SIGKILL at random moments while
 //! Runs and hand-off turns end in the simulator, and restarted each time. Afterwards every end
-//! was told (none lost) and none shows twice. Run twice: against the recording notification
-//! server (every Notify call and what it replaced, by notice key), and against dunst, a real
-//! server, counting the banners a person would see on screen. It prints its counts.
+//! was told (none lost) and none shows twice where the server can prevent it. Run twice: against
+//! the recording notification server made to act as GNOME Shell's does (no stack tags, a banner
+//! replaced only by its id) and to answer `Notify` 300 ms after showing the banner, so that many
+//! kills land between "posted" and "told"; and against dunst, a real server, counting the banners
+//! a person would see on screen. Each prints its counts.
+//!
+//! The short form runs in `scripts/test`; `scripts/proofs` runs the long one (CMUX_TRAY_PROOFS=long:
+//! at least 500 kills while 200 Runs and 200 hand-off turns end; docs/notices.md gives its figures).
 
 // Linux only, as the whole end-to-end suite (support/lib.rs says why).
 #![cfg(target_os = "linux")]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cmux_cloud_sim::state::NewHandoff;
 use cmux_cloud_sim::{HandoffChange, RunChange};
@@ -18,8 +23,30 @@ use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, wait_until};
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
-const RUNS: usize = 24;
-const HANDOFFS: usize = 4;
+/// How much a run does: Runs that end, hand-offs that go through two turns each (a needs-you and
+/// a done in each), the kills at least, the life given to each daemon and the pause between two
+/// events (ms). A daemon needs a life longer than a burst's settle (up to 2 s, docs/notices.md
+/// "Bursts") to tell a backlog of hundreds: killed sooner every time, it never would.
+struct Scale {
+    runs: usize,
+    handoffs: usize,
+    kills: usize,
+    life: std::ops::Range<u64>,
+    between_events: std::ops::Range<u64>,
+}
+
+impl Scale {
+    fn now() -> Scale {
+        if std::env::var("CMUX_TRAY_PROOFS").as_deref() == Ok("long") {
+            Scale { runs: 200, handoffs: 100, kills: 500, life: 500..3000, between_events: 400..2400 }
+        } else {
+            Scale { runs: 24, handoffs: 4, kills: 5, life: 150..900, between_events: 20..300 }
+        }
+    }
+}
+
+/// How long the slow server takes to answer `Notify`, after the banner is on screen.
+const NOTIFY_DELAY_MS: u64 = 300;
 
 /// The notice key each Notify call told (the engine sends it as a hint).
 fn key_of(n: &Value) -> String {
@@ -41,6 +68,23 @@ fn told(home: &Home, key: &str) -> bool {
     }
 }
 
+/// A notice's row as the store holds it, for a failure's message.
+fn notice_state(home: &Home, key: &str) -> String {
+    let Ok(db) = rusqlite::Connection::open_with_flags(home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return "the store cannot be opened".into();
+    };
+    let _ = db.busy_timeout(Duration::from_secs(2));
+    db.query_row("SELECT state, delivery, banner_id FROM notices WHERE key = ?1", [key], |r| {
+        Ok(format!(
+            "state {:?}, delivery {:?}, banner {:?}",
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<String>>(1)?,
+            r.get::<_, Option<i64>>(2)?
+        ))
+    })
+    .unwrap_or_else(|e| format!("not in the store ({e})"))
+}
+
 /// How many notices the store holds untold.
 fn untold(home: &Home) -> usize {
     let Ok(db) = rusqlite::Connection::open_with_flags(home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
@@ -51,53 +95,91 @@ fn untold(home: &Home) -> usize {
 }
 
 #[test]
-fn every_end_is_told_exactly_once_across_sigkills_counted_at_the_recording_server() {
-    let desktop = DesktopSession::start();
-    let (expected, kills) = crash_and_restart(&desktop, "recorder");
+fn every_end_is_told_across_sigkills_at_a_tagless_slow_server_and_none_twice_where_tags_replace() {
+    let scale = Scale::now();
+    let desktop = DesktopSession::start_with_recorder(&["--tagless", "--notify-delay-ms", &NOTIFY_DELAY_MS.to_string()]);
+    let chaos = crash_and_restart(&desktop, "tagless, slow Notify", &scale);
     let notifications = desktop.notifications();
     let mut posts: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
     for n in &notifications {
         posts.entry(key_of(n)).or_default().push(n);
     }
+    let expected = &chaos.expected;
     let lost: Vec<&String> = expected.iter().filter(|k| !posts.contains_key(*k)).collect();
     let unexpected: Vec<&String> = posts.keys().filter(|k| !expected.contains(*k)).collect();
     let once = posts.values().filter(|p| p.len() == 1).count();
-    // A crash between the post and its "told" mark posts again at the next launch; the repeat
-    // must replace the first banner (same id or same item tag), never show a second one.
-    let reposted: Vec<(&String, usize)> = posts.iter().filter(|(_, p)| p.len() > 1).map(|(k, p)| (k, p.len())).collect();
+    // A crash between the post and its "told" mark posts again at the next launch. This server
+    // replaces only by id, and the id of a banner whose answer never came is unknown: there the
+    // repeat is a second banner. A server that honours the item's stack tag (dunst) replaces it.
+    let reposted: Vec<&String> = posts.iter().filter(|(_, p)| p.len() > 1).map(|(k, _)| k).collect();
     let twice: Vec<&String> = posts.iter().filter(|(_, p)| p.iter().skip(1).any(|n| n["replaced"].is_null())).map(|(k, _)| k).collect();
+    let tag = |n: &Value| n["hints"]["x-dunst-stack-tag"].as_str().unwrap_or("").to_string();
+    let twice_with_tags: Vec<&String> =
+        posts.iter().filter(|(_, p)| p.iter().skip(1).any(|n| n["replaced"].is_null() && tag(n) != tag(p[0]))).map(|(k, _)| k).collect();
+    // Kills that fell while a banner was shown and its answer not yet back, or its mark not yet
+    // saved (a second after the answer): the only moments a repeat may come from.
+    let window = NOTIFY_DELAY_MS as f64 / 1000.0 + 1.0;
+    let in_window = |k: f64| notifications.iter().any(|n| n["at"].as_f64().is_some_and(|at| at <= k && k <= at + window));
+    let kills_in_window = chaos.kills.iter().filter(|k| in_window(**k)).count();
+    let unexplained: Vec<&String> = twice
+        .iter()
+        .copied()
+        .filter(|k| {
+            let first = posts[*k][0]["at"].as_f64().unwrap_or(0.0);
+            !chaos.kills.iter().any(|kill| first <= *kill && *kill <= first + window)
+        })
+        .collect();
     println!(
-        "crash test (recorder): {} ends, {kills} SIGKILLs; told once: {once}, re-posted after a crash and replaced: {}, lost: {}, shown twice: {}, told but not an end: {}",
+        "crash test (tagless, slow Notify): {} ends, {} SIGKILLs ({kills_in_window} while a banner was shown and not yet told); told once: {once}, re-posted: {}, lost: {}, shown twice here: {} ({:.2} % of kills, {:.1} % of kills in that window), shown twice at a server with stack tags: {}, told but not an end: {}",
         expected.len(),
+        chaos.kills.len(),
         reposted.len(),
         lost.len(),
         twice.len(),
+        twice.len() as f64 * 100.0 / chaos.kills.len().max(1) as f64,
+        twice.len() as f64 * 100.0 / kills_in_window.max(1) as f64,
+        twice_with_tags.len(),
         unexpected.len()
     );
     assert!(lost.is_empty(), "lost: {lost:?}");
-    assert!(twice.is_empty(), "shown twice: {twice:?}");
     assert!(unexpected.is_empty(), "told but not an end: {unexpected:?}");
+    assert!(twice_with_tags.is_empty(), "a repeat a server with stack tags would show twice: {twice_with_tags:?}");
+    assert!(unexplained.is_empty(), "shown twice with no kill while its first banner was being told: {unexplained:?}");
 }
 
 #[test]
 fn every_end_shows_exactly_once_across_sigkills_on_dunst() {
+    let scale = Scale::now();
     let desktop = DesktopSession::start_with_dunst_and_display();
-    let (expected, kills) = crash_and_restart(&desktop, "dunst");
+    let chaos = crash_and_restart(&desktop, "dunst", &scale);
     // What a person sees: one banner per Run, one per hand-off (its turns replace each other),
     // none twice. dunst keeps them all on screen (timeout 0) or queued behind its limit.
     let count = |what: &str| desktop.dunstctl(&["count", what]).trim().parse::<usize>().expect("dunstctl count");
     let (displayed, waiting, history) = (count("displayed"), count("waiting"), count("history"));
     println!(
-        "crash test (dunst): {} ends, {kills} SIGKILLs; banners on screen {displayed}, queued {waiting}, closed {history}",
-        expected.len()
+        "crash test (dunst): {} ends, {} SIGKILLs; banners on screen {displayed}, queued {waiting}, closed {history}",
+        chaos.expected.len(),
+        chaos.kills.len()
     );
     assert_eq!(history, 0, "no banner was closed: a replacement is in place");
-    assert_eq!(displayed + waiting, RUNS + HANDOFFS, "one banner per Run and per hand-off, none twice, none lost");
+    assert_eq!(displayed + waiting, scale.runs + scale.handoffs, "one banner per Run and per hand-off, none twice, none lost");
+}
+
+/// What a chaos run did: the notice keys that must have been told, and when each kill fell
+/// (seconds since the epoch, as the recorder stamps its events).
+struct Chaos {
+    expected: BTreeSet<String>,
+    kills: Vec<f64>,
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Kills and restarts the daemon at random moments while every Run ends and each hand-off goes
-/// through two turns; returns the notice keys that must have been told, and how many kills.
-fn crash_and_restart(desktop: &DesktopSession, what: &str) -> (BTreeSet<String>, usize) {
+/// through two turns, and on until `scale.kills` kills.
+fn crash_and_restart(desktop: &DesktopSession, what: &str, scale: &Scale) -> Chaos {
+    let (runs_n, handoffs_n) = (scale.runs, scale.handoffs);
     let seed: u64 = std::env::var("CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random);
     println!("crash test ({what}) seed {seed} (CRASH_SEED={seed} repeats it)");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -110,30 +192,30 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str) -> (BTreeSet<String>,
     std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
     std::fs::write(home.config_file(), "[delivery]\ncoalesce_count = 1000\n").unwrap();
 
-    let runs: Vec<String> = (0..RUNS).map(|i| sim.create_run(&user.user_id, &format!("Run {i}"))).collect();
-    let handoffs: Vec<String> = (0..HANDOFFS)
+    let runs: Vec<String> = (0..runs_n).map(|i| sim.create_run(&user.user_id, &format!("Run {i}"))).collect();
+    let handoffs: Vec<String> = (0..handoffs_n)
         .map(|i| sim.create_handoff(NewHandoff { owner: user.user_id.clone(), title: Some(format!("Hand-off {i}")), ..Default::default() }))
         .collect();
 
     // The first launch adopts everything from the lists at sign-in.
     let daemon: Arc<Mutex<Option<Daemon>>> = Arc::new(Mutex::new(Some(home.daemon(&user.access_token))));
-    wait_until("all items followed", Duration::from_secs(30), || {
-        home.status()["follows"].as_array().unwrap().iter().filter(|f| f["endedAt"].is_null()).count() == RUNS + HANDOFFS
-    });
+    // Followed: a wait held at the simulator for each (`status` lists at most 200 follows).
+    wait_until("all items followed", Duration::from_secs(60), || runs.iter().chain(&handoffs).all(|id| sim.held_waits(id) > 0));
 
-    // Kill and restart at random moments until told to stop.
+    // Kill and restart at random moments until the script is done and enough kills fell.
     let stop = Arc::new(AtomicBool::new(false));
-    let kills = Arc::new(AtomicUsize::new(0));
+    let kills: Arc<Mutex<Vec<f64>>> = Arc::default();
     let chaos = {
         let (stop, kills, daemon, home) = (stop.clone(), kills.clone(), daemon.clone(), home.clone());
         let token = user.access_token.clone();
+        let (least, life) = (scale.kills, scale.life.clone());
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
         std::thread::spawn(move || {
-            while !stop.load(Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(rng.random_range(150..900)));
+            while !stop.load(Ordering::SeqCst) || kills.lock().unwrap().len() < least {
+                std::thread::sleep(Duration::from_millis(rng.random_range(life.clone())));
                 if let Some(mut d) = daemon.lock().unwrap().take() {
                     d.kill();
-                    kills.fetch_add(1, Ordering::SeqCst);
+                    kills.lock().unwrap().push(unix_now());
                 }
                 std::thread::sleep(Duration::from_millis(rng.random_range(0..250)));
                 *daemon.lock().unwrap() = Some(home.daemon(&token));
@@ -147,10 +229,10 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str) -> (BTreeSet<String>,
     let mut expected: BTreeSet<String> = BTreeSet::new();
     // Shuffle Run ends and hand-off steps together, keeping each hand-off's steps in order.
     let mut order: Vec<(usize, usize)> = Vec::new();
-    let mut pending_runs: Vec<usize> = (0..RUNS).collect();
-    let mut next_step = [0usize; HANDOFFS];
+    let mut pending_runs: Vec<usize> = (0..runs_n).collect();
+    let mut next_step = vec![0usize; handoffs_n];
     loop {
-        let open: Vec<usize> = (0..HANDOFFS).filter(|&h| next_step[h] < 4).collect();
+        let open: Vec<usize> = (0..handoffs_n).filter(|&h| next_step[h] < 4).collect();
         if pending_runs.is_empty() && open.is_empty() {
             break;
         }
@@ -172,7 +254,12 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str) -> (BTreeSet<String>,
         } else {
             let (h, step) = (n / 4, n % 4);
             if let Some(prev) = last_key.get(&h) {
-                wait_until(&format!("{prev} told before the next step"), Duration::from_secs(60), || told(&home, prev));
+                let limit = Duration::from_secs(if scale.kills > 100 { 180 } else { 60 });
+                let start = std::time::Instant::now();
+                while !told(&home, prev) {
+                    assert!(start.elapsed() < limit, "{prev} not told within {limit:?} ({})", notice_state(&home, prev));
+                    std::thread::sleep(Duration::from_millis(50));
+                }
             }
             let id = &handoffs[h];
             let (change, key) = match step {
@@ -194,17 +281,17 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str) -> (BTreeSet<String>,
             expected.insert(key.clone());
             last_key.insert(h, key);
         }
-        std::thread::sleep(Duration::from_millis(rng.random_range(20..300)));
+        std::thread::sleep(Duration::from_millis(rng.random_range(scale.between_events.clone())));
     }
 
     stop.store(true, Ordering::SeqCst);
     chaos.join().unwrap();
-    let kills = kills.load(Ordering::SeqCst);
-    wait_until("every end told", Duration::from_secs(90), || expected.iter().all(|k| told(&home, k)));
+    let kills = std::mem::take(&mut *kills.lock().unwrap());
+    wait_until("every end told", Duration::from_secs(120), || expected.iter().all(|k| told(&home, k)));
     // Told is after posted: a re-post still coming would have come before its mark.
     wait_until("nothing untold", Duration::from_secs(30), || untold(&home) == 0);
-    assert!(kills >= 5, "the chaos must actually kill: {kills}");
-    assert_eq!(expected.len(), RUNS + 4 * HANDOFFS);
+    assert!(kills.len() >= scale.kills, "the chaos must actually kill: {}", kills.len());
+    assert_eq!(expected.len(), runs_n + 4 * handoffs_n);
     daemon.lock().unwrap().take();
-    (expected, kills)
+    Chaos { expected, kills }
 }

@@ -369,13 +369,22 @@ impl DesktopSession {
     /// Starts the recording notification server on this bus. With `body_markup` it advertises
     /// the `body-markup` capability, as GNOME Shell, KDE and dunst do.
     pub fn start_recorder(&mut self, body_markup: bool) {
+        self.start_recorder_with(if body_markup { &["--body-markup"] } else { &[] });
+    }
+
+    /// A private bus with the recorder started with `args` (notification-recorder.py's usage:
+    /// `--tagless`, `--notify-delay-ms N`, `--body-markup`).
+    pub fn start_with_recorder(args: &[&str]) -> DesktopSession {
+        let mut session = Self::start_bus(false);
+        session.start_recorder_with(args);
+        session
+    }
+
+    fn start_recorder_with(&mut self, args: &[&str]) {
         assert!(self.recorder.is_none(), "one recorder a session");
         let log = self.dir.path().join("notifications.jsonl");
         let mut command = Command::new("/usr/bin/python3");
-        command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py")).arg(&log);
-        if body_markup {
-            command.arg("--body-markup");
-        }
+        command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py")).arg(&log).args(args);
         let child = command
             .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .stderr(Stdio::inherit())

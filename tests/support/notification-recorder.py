@@ -4,13 +4,17 @@ it is started on, records every call as a JSON line, and can be told to click a 
 
 It keeps the protocol's semantics the project relies on: ids it hands out, `replaces_id`, and
 replacement by `x-dunst-stack-tag` (as dunst does), so a test can count live banners per item.
-Usage: notification-recorder.py LOG_FILE [--body-markup]
+Usage: notification-recorder.py LOG_FILE [--body-markup] [--tagless] [--notify-delay-ms N]
 With --body-markup it advertises the `body-markup` capability, as GNOME Shell, KDE and dunst do
-(it records the body as it came; it renders nothing). A banner whose summary holds "[refuse]" is
-refused with a D-Bus error, as a server refuses a banner it cannot show.
+(it records the body as it came; it renders nothing). With --tagless it neither lists nor honours
+`x-dunst-stack-tag`, as GNOME Shell and KDE do (a banner is replaced only by its id). With
+--notify-delay-ms it shows (records) a banner at once and answers `Notify` N ms later, so that a
+client killed meanwhile never learns the id of a banner that is on screen. A banner whose summary
+holds "[refuse]" is refused with a D-Bus error, as a server refuses a banner it cannot show.
 """
 import json
 import sys
+import time
 
 import dbus
 import dbus.mainloop.glib
@@ -22,6 +26,8 @@ PATH = "/org/freedesktop/Notifications"
 
 log = open(sys.argv[1], "a", buffering=1)
 BODY_MARKUP = "--body-markup" in sys.argv[2:]
+TAGLESS = "--tagless" in sys.argv[2:]
+DELAY_MS = int(sys.argv[sys.argv.index("--notify-delay-ms") + 1]) if "--notify-delay-ms" in sys.argv else 0
 
 
 def plain(value):
@@ -34,6 +40,7 @@ def plain(value):
 
 
 def record(**event):
+    event["at"] = time.time()
     log.write(json.dumps(event) + "\n")
 
 
@@ -44,12 +51,20 @@ class Recorder(dbus.service.Object):
         self.next_id = 0
         self.live = {}  # id -> stack tag
 
-    @dbus.service.method(IFACE, in_signature="susssasa{sv}i", out_signature="u")
-    def Notify(self, app, replaces_id, icon, summary, body, actions, hints, timeout):
+    @dbus.service.method(IFACE, in_signature="susssasa{sv}i", out_signature="u", async_callbacks=("reply", "error"))
+    def Notify(self, app, replaces_id, icon, summary, body, actions, hints, timeout, reply, error):
         if "[refuse]" in str(summary):
             record(event="refused", summary=str(summary))
-            raise dbus.exceptions.DBusException("this banner cannot be shown", name="org.freedesktop.DBus.Error.InvalidArgs")
-        tag = str(hints.get("x-dunst-stack-tag", "")) or None
+            error(dbus.exceptions.DBusException("this banner cannot be shown", name="org.freedesktop.DBus.Error.InvalidArgs"))
+            return
+        nid = self.show(replaces_id, summary, body, actions, hints, app, timeout)
+        if DELAY_MS:
+            GLib.timeout_add(DELAY_MS, lambda: reply(dbus.UInt32(nid)) and False)
+        else:
+            reply(dbus.UInt32(nid))
+
+    def show(self, replaces_id, summary, body, actions, hints, app, timeout):
+        tag = None if TAGLESS else (str(hints.get("x-dunst-stack-tag", "")) or None)
         replaced = None
         if replaces_id and int(replaces_id) in self.live:
             nid, replaced = int(replaces_id), "id"
@@ -71,7 +86,7 @@ class Recorder(dbus.service.Object):
             hints={str(k): plain(v) for k, v in hints.items()},
             timeout=int(timeout),
         )
-        return dbus.UInt32(nid)
+        return nid
 
     @dbus.service.method(IFACE, in_signature="u")
     def CloseNotification(self, nid):
@@ -82,7 +97,7 @@ class Recorder(dbus.service.Object):
     @dbus.service.method(IFACE, out_signature="as")
     def GetCapabilities(self):
         record(event="capabilities")
-        return ["actions", "body", "x-dunst-stack-tag"] + (["body-markup"] if BODY_MARKUP else [])
+        return ["actions", "body"] + ([] if TAGLESS else ["x-dunst-stack-tag"]) + (["body-markup"] if BODY_MARKUP else [])
 
     @dbus.service.method(IFACE, out_signature="ssss")
     def GetServerInformation(self):
