@@ -85,6 +85,13 @@ fn notice_state(home: &Home, key: &str) -> String {
     .unwrap_or_else(|e| format!("not in the store ({e})"))
 }
 
+/// The last `n` lines the daemons logged (every life appends to one file).
+fn log_tail(home: &Home, n: usize) -> String {
+    let text = std::fs::read_to_string(home.dir.path().join("daemon.log")).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 /// How many notices the store holds untold.
 fn untold(home: &Home) -> usize {
     let Ok(db) = rusqlite::Connection::open_with_flags(home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
@@ -257,7 +264,12 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str, scale: &Scale) -> Cha
                 let limit = Duration::from_secs(if scale.kills > 100 { 180 } else { 60 });
                 let start = std::time::Instant::now();
                 while !told(&home, prev) {
-                    assert!(start.elapsed() < limit, "{prev} not told within {limit:?} ({})", notice_state(&home, prev));
+                    assert!(
+                        start.elapsed() < limit,
+                        "{prev} not told within {limit:?} ({}); the daemons' log ends:\n{}",
+                        notice_state(&home, prev),
+                        log_tail(&home, 40)
+                    );
                     std::thread::sleep(Duration::from_millis(50));
                 }
             }

@@ -262,7 +262,10 @@ impl DesktopSession {
         let session = Self::start_bus(false);
         let mut session = session.with_display();
         let config = session.dir.path().join("dunstrc");
-        std::fs::write(&config, "[global]\n    timeout = 0\n    follow = none\n").unwrap();
+        // Banners stay until closed (timeout 0); at most 10 on screen, the rest queued, as a
+        // desktop shows a few: dunst draws every banner on screen, and with hundreds up (the long
+        // crash soak) each Notify took over a second to answer.
+        std::fs::write(&config, "[global]\n    timeout = 0\n    follow = none\n    notification_limit = 10\n").unwrap();
         let dunst = Command::new("dunst")
             .arg("-config")
             .arg(&config)
