@@ -5,9 +5,12 @@
 //!
 //! - [`latency`](suite::latency): row 1, change → banner, and 60 s polling from the same event times.
 //! - [`scale`](suite::scale): row 2, 10,000 follows in one daemon, over HTTP/2 (the default) and over HTTP/1.1.
-//! - [`app`](suite::app): rows 3 and 5, the tray app idle (memory, wake-ups) and its start-up.
+//! - [`app`](suite::app): rows 3 and 5, the tray app idle (memory, wake-ups, the first menu and window after
+//!   an hour-like idle) and its start-up.
 //! - [`local`](suite::local): row 4, the local socket's requests per second, and `cmux-tray notify` against
 //!   `notify-send`.
+//! - [`load`](suite::load): row 6, 200 clients posting for a minute while 10,000 follows are held.
+//! - [`helper`](suite::helper): what only root may do for a bench run as a person does.
 //!
 //! Figures are medians of repeated runs with their spread, written to `bench-results/` as
 //! Markdown and JSON. `--quick` is the CI form: smaller, and it fails when a figure is past its

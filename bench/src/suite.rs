@@ -2,7 +2,9 @@
 //! /proc and serves banners on a private D-Bus session.
 
 pub mod app;
+pub mod helper;
 pub mod latency;
+pub mod load;
 pub mod local;
 pub mod procfs;
 pub mod recorder;
@@ -21,7 +23,7 @@ struct Args {
     /// The CI form: fewer events and follows, and a failure when a figure is past its gate.
     #[arg(long)]
     quick: bool,
-    /// Only these rows (1 to 5).
+    /// Only these rows (1 to 6).
     #[arg(long, value_delimiter = ',')]
     rows: Vec<u8>,
     /// Isolated events per follow count in row 1 (default 1000, quick 25).
@@ -36,13 +38,18 @@ struct Args {
     /// Where the tables go.
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
+    /// Serve as the root helper of a bench run as a user, in this folder (scripts/bench).
+    #[arg(long, hide = true, value_name = "DIR", requires = "helper_uid")]
+    helper: Option<PathBuf>,
+    /// The user whose processes the helper may page out.
+    #[arg(long, hide = true)]
+    helper_uid: Option<u32>,
 }
 
 pub fn main() -> anyhow::Result<()> {
-    let mut args = Args::parse();
-    if args.quick && args.rows.is_empty() {
-        // The app's rows need a minute of idling and a release build to mean anything.
-        args.rows = vec![1, 2, 4];
+    let args = Args::parse();
+    if let (Some(dir), Some(uid)) = (&args.helper, args.helper_uid) {
+        return helper::serve(dir, uid);
     }
     let want = |row: u8| args.rows.is_empty() || args.rows.contains(&row);
     let mut figures = Vec::new();
@@ -65,11 +72,14 @@ pub fn main() -> anyhow::Result<()> {
     if want(4) {
         local::run(args.quick, &mut figures, &mut notes)?;
     }
+    if want(6) {
+        load::run(args.quick, &mut figures, &mut notes)?;
+    }
 
     let date = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z").to_string();
     let machine = procfs::machine();
     let binaries = std::env::var("CMUX_TRAY_BIN_DIR").unwrap_or_else(|_| "target/debug (built by the first row)".into());
-    let command = format!("{} (binaries: {binaries})", std::env::args().collect::<Vec<_>>().join(" "));
+    let command = format!("{} (binaries: {binaries}; {})", std::env::args().collect::<Vec<_>>().join(" "), procfs::who(&binaries));
     let mut md = stats::markdown(&figures, &machine, &command, &date);
     md.push_str(&format!("\nTook {:.0} s.\n\n", started.elapsed().as_secs_f64()));
     for n in &notes {
@@ -88,7 +98,7 @@ pub fn main() -> anyhow::Result<()> {
     if args.quick {
         let past: Vec<&stats::Figure> = figures.iter().filter(|f| !f.within_gate()).collect();
         for f in &past {
-            eprintln!("past its gate: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, f.goal.map(|g| g.gate).unwrap_or(f64::NAN));
+            eprintln!("past its gate: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, f.gate.map_or(f64::NAN, |g| g.mark));
         }
         anyhow::ensure!(past.is_empty(), "{} figures are past their gates", past.len());
     }

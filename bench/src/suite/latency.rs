@@ -10,8 +10,12 @@ use std::time::{Duration, Instant};
 
 use cmux_cloud_sim::RunChange;
 
-use crate::suite::stats::{self, Figure, Goal};
+use crate::suite::stats::{self, Figure, Gate, Goal};
 use crate::suite::world::{ISOLATION, World, wait_for};
+
+/// The quick form's gate, about 3× the debug build's own quick p99: 7.9 ms at 1 followed and
+/// 8.9 ms at 1,000 (AMD EPYC, 2 cores, as a normal user, 2026-12-04).
+const GATE_P99: Option<Gate> = Gate::below(27.0);
 
 /// Events are told in this many rounds; a figure is the median of the rounds' values.
 const ROUNDS: usize = 5;
@@ -65,7 +69,7 @@ pub fn run(o: &Options, figures: &mut Vec<Figure>, note: &mut Vec<String>) -> an
         );
         let name = |what: &str| format!("change → banner {what}, {n} followed");
         figures.push(Figure::of(1, &name("p50"), "ms", &per(stats::median), None, &method));
-        figures.push(Figure::of(1, &name("p99"), "ms", &per(|r| stats::percentile(r, 99.0)), Goal::at_most(50.0, 250.0), &method));
+        figures.push(Figure::of(1, &name("p99"), "ms", &per(|r| stats::percentile(r, 99.0)), Goal::at_most(50.0), &method).gated(GATE_P99));
         figures.push(Figure::of(1, &name("max"), "ms", &per(stats::max), None, &method));
         // 60 s polling, from the same event times: an end waits for the next poll.
         let polled: Vec<f64> = at.iter().map(|t| (60.0 - (t + phase) % 60.0) * 1000.0).collect();

@@ -9,11 +9,25 @@ fn proc(pid: u32, file: &str) -> PathBuf {
 
 /// Resident and proportional set size, in KiB (`smaps_rollup`).
 pub fn rss_pss_kib(pid: u32) -> (u64, u64) {
+    let m = memory_kib(pid);
+    (m.rss, m.pss)
+}
+
+/// A process's memory in KiB, from `smaps_rollup`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Memory {
+    pub rss: u64,
+    pub pss: u64,
+    /// Private (USS): pages no other process maps, clean or dirty; what ending it gives back.
+    pub uss: u64,
+}
+
+pub fn memory_kib(pid: u32) -> Memory {
     let text = std::fs::read_to_string(proc(pid, "smaps_rollup")).unwrap_or_default();
     let field = |name: &str| {
         text.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
     };
-    (field("Rss:"), field("Pss:"))
+    Memory { rss: field("Rss:"), pss: field("Pss:"), uss: field("Private_Clean:") + field("Private_Dirty:") }
 }
 
 /// Where a process's resident memory is, in KiB, largest first: each mapped file by its name,
@@ -98,19 +112,29 @@ pub fn tcp_connections_to(port: u16) -> usize {
         .count()
 }
 
-/// Voluntary + involuntary context switches of every thread: each is a wake-up or a preemption.
-pub fn context_switches(pid: u32) -> u64 {
-    let Ok(dir) = std::fs::read_dir(proc(pid, "task")) else { return 0 };
-    let mut n = 0;
+/// Voluntary + involuntary context switches of each live thread (each a wake-up or a
+/// preemption), by thread id.
+pub fn context_switches(pid: u32) -> std::collections::BTreeMap<u32, u64> {
+    let mut by = std::collections::BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir(proc(pid, "task")) else { return by };
     for t in dir.flatten() {
+        let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
         let text = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-        for l in text.lines() {
-            if l.starts_with("voluntary_ctxt_switches:") || l.starts_with("nonvoluntary_ctxt_switches:") {
-                n += l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            }
-        }
+        let n: u64 = text
+            .lines()
+            .filter(|l| l.starts_with("voluntary_ctxt_switches:") || l.starts_with("nonvoluntary_ctxt_switches:"))
+            .filter_map(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+            .sum();
+        by.insert(tid, n);
     }
-    n
+    by
+}
+
+/// The context switches between two readings of [`context_switches`]: each thread's own, a
+/// thread born since counted whole. A thread that ended meanwhile takes its count with it (a
+/// sum over live threads alone would even go down), so this is a floor.
+pub fn switches_between(before: &std::collections::BTreeMap<u32, u64>, after: &std::collections::BTreeMap<u32, u64>) -> u64 {
+    after.iter().map(|(tid, n)| n.saturating_sub(before.get(tid).copied().unwrap_or(0))).sum()
 }
 
 /// Every descendant of `pid` (children, their children …).
@@ -152,4 +176,15 @@ pub fn machine() -> String {
         .map(|(_, m)| m.trim().to_owned())
         .unwrap_or_default();
     format!("{cores} cores ({model}), {:.1} GiB memory", mem / 1024.0 / 1024.0)
+}
+
+/// Who runs the bench, and who owns the binaries it measures: "as uid 1000 (bench), binaries
+/// owned by uid 0".
+pub fn who(binaries: &str) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let uid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|v| v.split_whitespace().next()).unwrap_or("?").to_string();
+    let user = std::env::var("USER").unwrap_or_default();
+    let owner = std::fs::metadata(std::path::Path::new(binaries).join("cmux-tray")).map_or("?".into(), |m| m.uid().to_string());
+    format!("run as uid {uid} ({user}), binaries owned by uid {owner}")
 }

@@ -16,6 +16,13 @@ impl Client {
         Ok(Client { reader: BufReader::new(s.try_clone()?), writer: s, line: String::new() })
     }
 
+    /// What `cmux-tray notify`, cmux's own `notify` and agents' hooks do: a connection for one
+    /// request, its answer read, the connection closed.
+    pub fn once(path: &Path, request: &str) -> anyhow::Result<String> {
+        let mut client = Client::connect(path)?;
+        Ok(client.ask(request)?.to_string())
+    }
+
     /// Sends one request line and reads its one answer line.
     pub fn ask(&mut self, request: &str) -> anyhow::Result<&str> {
         self.writer.write_all(request.as_bytes())?;

@@ -95,15 +95,45 @@ impl World {
         Ok(world)
     }
 
+    /// `n` new items (half Runs, half hand-offs) made in the account and handed to the daemon
+    /// with `cloud.follow` on the socket (pipelined, 500 at a time). Returns their ids.
+    pub fn follow_new(&self, n: usize) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+        let sim = self.cloud.sim();
+        let user = &self.user.user_id;
+        let runs: Vec<String> = (0..n / 2).map(|i| sim.create_run(user, &format!("Scale run {i}"))).collect();
+        let handoffs: Vec<String> = (0..n - n / 2)
+            .map(|i| {
+                sim.create_handoff(NewHandoff { owner: user.clone(), title: Some(format!("Scale hand-off {i}")), ..Default::default() })
+            })
+            .collect();
+        let mut client = self.client()?;
+        let requests: Vec<String> = runs
+            .iter()
+            .map(|id| ("run", id))
+            .chain(handoffs.iter().map(|id| ("handoff", id)))
+            .map(|(kind, id)| serde_json::json!({"id": 1, "method": "cloud.follow", "params": {"kind": kind, "id": id}}).to_string())
+            .collect();
+        for chunk in requests.chunks(500) {
+            let ok = client.pipeline(chunk)?;
+            anyhow::ensure!(ok == chunk.len(), "{} follows refused", chunk.len() - ok);
+        }
+        Ok((runs, handoffs))
+    }
+
     pub fn client(&self) -> anyhow::Result<Client> {
         Client::connect(&self.home.socket())
     }
 
     /// Waits until every open item has a wait held at the simulator.
     pub fn wait_all_held(&self, limit: Duration) -> anyhow::Result<()> {
+        self.wait_held(self.runs.iter().chain(&self.handoffs), limit)
+    }
+
+    /// Waits until each of these items has a wait held at the simulator.
+    pub fn wait_held<'a>(&self, ids: impl Iterator<Item = &'a String>, limit: Duration) -> anyhow::Result<()> {
         let start = Instant::now();
         let sim = self.cloud.sim();
-        let mut pending: Vec<&String> = self.runs.iter().chain(&self.handoffs).collect();
+        let mut pending: Vec<&String> = ids.collect();
         while !pending.is_empty() {
             pending.retain(|id| sim.held_waits(id) == 0);
             anyhow::ensure!(start.elapsed() < limit, "{} items have no wait held after {limit:?}", pending.len());
