@@ -55,6 +55,15 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// A helper script of this folder (`support/`), or of `CMUX_TRAY_SUPPORT_DIR` when set: the bench
+/// runs as a user who may not read a checkout private to root, and `scripts/bench` gives it a copy.
+pub fn support_file(name: &str) -> PathBuf {
+    match std::env::var_os("CMUX_TRAY_SUPPORT_DIR") {
+        Some(dir) => Path::new(&dir).join(name),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("support").join(name),
+    }
+}
+
 /// Whether the tests save screenshots for people to look at (`CMUX_TRAY_SCREENSHOTS=1`): none
 /// by default, as each costs a pause for the page to paint and a capture.
 pub fn screenshots_wanted() -> bool {
@@ -178,7 +187,7 @@ impl DesktopSession {
     /// Runs `support/sni.py` (a tray host's calls) on this session's bus.
     pub fn sni(&self, args: &[&str]) -> String {
         let out = Command::new("/usr/bin/python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/sni.py"))
+            .arg(support_file("sni.py"))
             .args(args)
             .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .output()
@@ -387,7 +396,7 @@ impl DesktopSession {
         assert!(self.recorder.is_none(), "one recorder a session");
         let log = self.dir.path().join("notifications.jsonl");
         let mut command = Command::new("/usr/bin/python3");
-        command.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("support/notification-recorder.py")).arg(&log).args(args);
+        command.arg(support_file("notification-recorder.py")).arg(&log).args(args);
         let child = command
             .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .stderr(Stdio::inherit())
