@@ -61,6 +61,13 @@ impl World {
         self.sign_in(&token).await;
     }
 
+    /// Quits the engine, lets `away` pass on the wall clock while nothing runs (a machine off for
+    /// a month), and relaunches: the engine's tickers do not spin through that time.
+    pub async fn relaunch_after(&mut self, away: Duration) {
+        self.clock = Clock::following_tokio(self.clock.now_ms() + i64::try_from(away.as_millis()).unwrap());
+        self.relaunch().await;
+    }
+
     pub fn run(&self, task: &str) -> RunId {
         RunId::parse(&self.sim.sim.create_run(&self.user.user_id, task)).unwrap()
     }
