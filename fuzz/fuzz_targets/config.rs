@@ -1,22 +1,8 @@
-//! The config file and `config set`'s values (docs/configuration.md): whatever the text, it is
-//! read or refused with the key and the reason, never a panic.
+//! libFuzzer over checks/config.rs (the contract is written there; CI replays its seeds on stable).
 
 #![no_main]
 
-use cmux_tray_engine::config::Settings;
-use cmux_tray_engine::policy::settings;
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/config.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let _ = Settings::from_text(std::path::Path::new("config.toml"), &text);
-    // The first line names a key, the rest is its value as `config set` gets it.
-    let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
-    let _ = settings::value_for(key, value);
-    for (known, _) in settings::KEYS {
-        let _ = settings::value_for(known, &text);
-    }
-    if let Ok(table) = text.parse::<toml::Table>() {
-        let _ = settings::parse(table.get("delivery").and_then(|d| d.as_table()));
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

@@ -1,31 +1,8 @@
-//! A line a socket client sends (docs/local-socket.md): v1 and v2, a notice's place included.
-//! Whatever the bytes, decoding answers or refuses with a reason, and never panics.
+//! libFuzzer over checks/socket_line.rs (the contract is written there; CI replays its seeds on stable).
 
 #![no_main]
 
-use cmux_tray_engine::local::protocol::{self, Request};
-use cmux_tray_engine::terminal::Place;
-use libfuzzer_sys::fuzz_target;
+#[path = "../checks/socket_line.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    let line = String::from_utf8_lossy(data);
-    match protocol::parse(&line) {
-        Err(rejected) => {
-            let said = protocol::rejected_line(&rejected);
-            assert!(!said.contains('\n'), "one line: {said:?}");
-        }
-        Ok(Request::V1 { args, .. }) => {
-            let _ = protocol::split_payload(&args);
-        }
-        Ok(Request::V2 { id, params, .. }) => {
-            if let Some(place) = params.get("place")
-                && let Ok(place) = Place::from_json(place)
-            {
-                // A place that passed its checks names things only: its key and words are safe.
-                let _ = (place.key(), place.describe());
-                place.check().expect("a place read from JSON passes its own checks");
-            }
-            let _ = protocol::v2_ok(&id, params);
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));
