@@ -30,19 +30,7 @@ pub fn bin(name: &str) -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
             // The same command as scripts/build-bins', so that its build serves.
-            .args([
-                "build",
-                "--quiet",
-                "--bins",
-                "-p",
-                "cmux-tray-cli",
-                "-p",
-                "cmux-cloud-sim",
-                "-p",
-                "cmux-tray-app",
-                "-p",
-                "cmux-tray-bench",
-            ])
+            .args(["build", "--quiet", "--workspace", "--all-targets"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("cargo runs");
@@ -51,7 +39,7 @@ pub fn bin(name: &str) -> PathBuf {
     // target/debug/deps/<test> → target/debug/<name>
     let exe = std::env::current_exe().expect("the test knows where it is");
     let path = exe.parent().and_then(Path::parent).expect("under target/<profile>/deps").join(name);
-    assert!(path.exists(), "{} is missing: run `cargo build --workspace --bins` first", path.display());
+    assert!(path.exists(), "{} is missing: run scripts/build-bins first", path.display());
     path
 }
 
