@@ -69,7 +69,8 @@ impl Host {
         let paths_for_sign_in = paths.clone();
         let sign_in = tokio::spawn(async move {
             let _restoring = restoring;
-            let store = choose_secret_store(&paths_for_sign_in, &engine_for_sign_in, settings.token.is_some()).await;
+            let probe = settings.keyring_probe.unwrap_or(KEYRING_PROBE);
+            let store = choose_secret_store(&paths_for_sign_in, &engine_for_sign_in, settings.token.is_some(), probe).await;
             engine_for_sign_in.set_secret_store(store);
             sign_in_at_start(engine_for_sign_in, settings).await
         });
@@ -88,7 +89,8 @@ impl Host {
     }
 }
 
-/// How long the keyring may take to answer before the start-up says it is still asking.
+/// How long the keyring may take to answer before the start-up says it is still asking
+/// (`CMUX_TRAY_KEYRING_PROBE_MS` changes it, for the tests).
 const KEYRING_PROBE: Duration = Duration::from_secs(5);
 /// How long the keyring is asked, when the remembered account's sign-in can only be there: right
 /// after login a Secret Service often answers late, and deciding early reads as signed out.
@@ -100,26 +102,26 @@ const KEYRING_ASK_AGAIN: Duration = Duration::from_secs(2);
 /// has no sign-in in the file (and no token was given), the keyring is asked for up to
 /// `KEYRING_PATIENCE` first (a slow or late Secret Service at login), since the file could only
 /// say "signed out".
-async fn choose_secret_store(paths: &Paths, engine: &Engine, token_given: bool) -> SecretStore {
+async fn choose_secret_store(paths: &Paths, engine: &Engine, token_given: bool, answer_within: Duration) -> SecretStore {
     let data_dir = &paths.data_dir;
     let remembered = engine.outbox().account().ok().flatten().map(|a| a.user_id);
     // A token given at start signs in by itself: nothing to wait for.
     let patient = !token_given && remembered.is_some_and(|a| !SecretStore::file_holds(data_dir, &a));
     let start = tokio::time::Instant::now();
-    let deadline = start + if patient { KEYRING_PATIENCE } else { KEYRING_PROBE };
+    let deadline = start + if patient { KEYRING_PATIENCE } else { answer_within };
     let mut said = false;
     loop {
         // Blocking D-Bus calls: off the async workers. A probe that hangs is waited for, not
         // started again beside itself.
         let mut probe = tokio::task::spawn_blocking(cmux_tray_engine::secrets::probe_keyring);
         let answer = loop {
-            let until = deadline.min(tokio::time::Instant::now() + KEYRING_PROBE);
+            let until = deadline.min(tokio::time::Instant::now() + answer_within);
             match tokio::time::timeout_at(until, &mut probe).await {
                 Ok(answer) => break Some(answer.map_err(|e| e.to_string()).and_then(|a| a)),
                 Err(_) if tokio::time::Instant::now() >= deadline => break None,
                 Err(_) if !said => {
                     said = true;
-                    tracing::warn!("the keyring has not answered within {} s; still asking before deciding", KEYRING_PROBE.as_secs());
+                    tracing::warn!("the keyring has not answered within {} ms; still asking before deciding", answer_within.as_millis());
                 }
                 Err(_) => {}
             }

@@ -110,6 +110,9 @@ pub struct Settings {
     /// notification server answers, when not the engine's 15 s (the test rig's, so that its
     /// tests do not sleep the 15 s out).
     pub desktop_retry: Option<std::time::Duration>,
+    /// `CMUX_TRAY_KEYRING_PROBE_MS`: how long the keyring may take to answer at start before
+    /// the start says it is still asking, when not the host's 5 s (the test rig's, as above).
+    pub keyring_probe: Option<std::time::Duration>,
     /// Unknown keys and other things worth a warning.
     pub warnings: Vec<String>,
 }
@@ -137,13 +140,10 @@ impl Settings {
             s.transport = transport("CMUX_TRAY_HTTP", "environment", &v)?;
         }
         if let Some(v) = var("CMUX_TRAY_DESKTOP_RETRY_MS") {
-            let ms = v.parse::<u64>().ok().filter(|ms| (100..=600_000).contains(ms)).ok_or_else(|| ConfigError::Value {
-                where_: "environment".into(),
-                key: "CMUX_TRAY_DESKTOP_RETRY_MS".into(),
-                value: format!("{v:?}"),
-                allowed: "milliseconds from 100 to 600000".into(),
-            })?;
-            s.desktop_retry = Some(std::time::Duration::from_millis(ms));
+            s.desktop_retry = Some(test_millis("CMUX_TRAY_DESKTOP_RETRY_MS", &v)?);
+        }
+        if let Some(v) = var("CMUX_TRAY_KEYRING_PROBE_MS") {
+            s.keyring_probe = Some(test_millis("CMUX_TRAY_KEYRING_PROBE_MS", &v)?);
         }
         s.proxy_env = ProxyEnv::from_env(env);
         s.warnings.extend(s.proxy_env.problems());
@@ -254,6 +254,7 @@ impl Default for Settings {
             socket_password: None,
             socket_path: None,
             desktop_retry: None,
+            keyring_probe: None,
             warnings: Vec::new(),
         }
     }
@@ -277,6 +278,16 @@ fn proxy(key: &str, where_: &str, value: &str) -> Result<ProxySetting, ConfigErr
     })
 }
 
+/// A period the test rig sets in milliseconds, from 100 to 600000.
+fn test_millis(key: &str, v: &str) -> Result<std::time::Duration, ConfigError> {
+    let ms = v.parse::<u64>().ok().filter(|ms| (100..=600_000).contains(ms)).ok_or_else(|| ConfigError::Value {
+        where_: "environment".into(),
+        key: key.into(),
+        value: format!("{v:?}"),
+        allowed: "milliseconds from 100 to 600000".into(),
+    })?;
+    Ok(std::time::Duration::from_millis(ms))
+}
 fn transport(key: &str, where_: &str, value: &str) -> Result<Transport, ConfigError> {
     Transport::parse(value).ok_or_else(|| ConfigError::Value {
         where_: where_.into(),
