@@ -40,7 +40,9 @@ impl Scale {
         if std::env::var("CMUX_TRAY_PROOFS").as_deref() == Ok("long") {
             Scale { runs: 200, handoffs: 100, kills: 500, life: 500..3000, between_events: 400..2400 }
         } else {
-            Scale { runs: 24, handoffs: 4, kills: 5, life: 150..900, between_events: 20..300 }
+            // A life of at least 400 ms: on a loaded machine a daemon needs about that to start,
+            // sign in again and post, and shorter lives alone would never let it tell anything.
+            Scale { runs: 24, handoffs: 4, kills: 5, life: 400..1500, between_events: 20..300 }
         }
     }
 }
@@ -53,52 +55,11 @@ fn key_of(n: &Value) -> String {
     n["hints"]["x-cmux-tray-notice"].as_str().unwrap_or("").to_string()
 }
 
-/// Whether the engine's store has this notice told (read as `status` would, from the file: the
-/// daemon may be down between a kill and its restart).
-fn told(home: &Home, key: &str) -> bool {
-    let Ok(db) = rusqlite::Connection::open_with_flags(home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else { return false };
-    let _ = db.busy_timeout(Duration::from_secs(2));
-    match db.query_row("SELECT state = 'told' FROM notices WHERE key = ?1", [key], |r| r.get::<_, bool>(0)) {
-        Ok(told) => told,
-        Err(rusqlite::Error::QueryReturnedNoRows) => false,
-        Err(e) => {
-            eprintln!("reading {}: {e}", home.database().display());
-            false
-        }
-    }
-}
-
-/// A notice's row as the store holds it, for a failure's message.
-fn notice_state(home: &Home, key: &str) -> String {
-    let Ok(db) = rusqlite::Connection::open_with_flags(home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
-        return "the store cannot be opened".into();
-    };
-    let _ = db.busy_timeout(Duration::from_secs(2));
-    db.query_row("SELECT state, delivery, banner_id FROM notices WHERE key = ?1", [key], |r| {
-        Ok(format!(
-            "state {:?}, delivery {:?}, banner {:?}",
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<String>>(1)?,
-            r.get::<_, Option<i64>>(2)?
-        ))
-    })
-    .unwrap_or_else(|e| format!("not in the store ({e})"))
-}
-
 /// The last `n` lines the daemons logged (every life appends to one file).
 fn log_tail(home: &Home, n: usize) -> String {
     let text = std::fs::read_to_string(home.dir.path().join("daemon.log")).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-/// How many notices the store holds untold.
-fn untold(home: &Home) -> usize {
-    let Ok(db) = rusqlite::Connection::open_with_flags(home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
-        return usize::MAX;
-    };
-    let _ = db.busy_timeout(Duration::from_secs(2));
-    db.query_row("SELECT COUNT(*) FROM notices WHERE state = 'untold'", [], |r| r.get::<_, i64>(0)).map_or(usize::MAX, |n| n as usize)
 }
 
 #[test]
@@ -263,11 +224,11 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str, scale: &Scale) -> Cha
             if let Some(prev) = last_key.get(&h) {
                 let limit = Duration::from_secs(if scale.kills > 100 { 180 } else { 60 });
                 let start = std::time::Instant::now();
-                while !told(&home, prev) {
+                while !home.notice_told(prev) {
                     assert!(
                         start.elapsed() < limit,
                         "{prev} not told within {limit:?} ({}); the daemons' log ends:\n{}",
-                        notice_state(&home, prev),
+                        home.notice_row(prev),
                         log_tail(&home, 40)
                     );
                     std::thread::sleep(Duration::from_millis(50));
@@ -299,9 +260,9 @@ fn crash_and_restart(desktop: &DesktopSession, what: &str, scale: &Scale) -> Cha
     stop.store(true, Ordering::SeqCst);
     chaos.join().unwrap();
     let kills = std::mem::take(&mut *kills.lock().unwrap());
-    wait_until("every end told", Duration::from_secs(120), || expected.iter().all(|k| told(&home, k)));
+    wait_until("every end told", Duration::from_secs(120), || expected.iter().all(|k| home.notice_told(k)));
     // Told is after posted: a re-post still coming would have come before its mark.
-    wait_until("nothing untold", Duration::from_secs(30), || untold(&home) == 0);
+    wait_until("nothing untold", Duration::from_secs(30), || home.untold_notices() == Some(0));
     assert!(kills.len() >= scale.kills, "the chaos must actually kill: {}", kills.len());
     assert_eq!(expected.len(), runs_n + 4 * handoffs_n);
     daemon.lock().unwrap().take();

@@ -110,12 +110,7 @@ fn a_store_copied_at_a_power_cut_opens_and_tells_nothing_twice() {
         std::fs::write(home.config_file(), config).unwrap();
         copy_store(cut, &home.database());
         let daemon = home.daemon(&user.access_token);
-        let told_now = |key: &String| {
-            let db = rusqlite::Connection::open_with_flags(home.database(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-            db.busy_timeout(Duration::from_secs(2)).unwrap();
-            db.query_row("SELECT state = 'told' FROM notices WHERE key = ?1", [key], |r| r.get::<_, bool>(0)).unwrap_or(false)
-        };
-        wait_until("every end told after the cut", Duration::from_secs(60), || ended.iter().all(told_now));
+        wait_until("every end told after the cut", Duration::from_secs(60), || ended.iter().all(|k| home.notice_told(k)));
         drop(daemon);
         let posted: Vec<String> =
             after.notifications().iter().map(|n| n["hints"]["x-cmux-tray-notice"].as_str().unwrap_or("").to_string()).collect();
