@@ -58,7 +58,7 @@ pub fn main() -> anyhow::Result<()> {
     if want(1) {
         let o = latency::Options {
             follows: if args.quick { vec![1, 1_000] } else { vec![1, 1_000, 10_000] },
-            events: args.events.unwrap_or(if args.quick { 25 } else { 1_000 }),
+            events: args.events.unwrap_or(if args.quick { 15 } else { 1_000 }),
             env: Vec::new(),
         };
         latency::run(&o, &mut figures, &mut notes)?;

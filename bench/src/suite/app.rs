@@ -112,8 +112,10 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
     // Each round a fresh app: idle; its first menu; an hour-like idle, then its first menu and
     // its first window; the history closed again.
     let rounds = if quick { 1 } else { 3 };
-    let settle = Duration::from_secs(if quick { 15 } else { 60 });
-    let window = Duration::from_secs(if quick { 10 } else { 30 });
+    let settle = Duration::from_secs(if quick { 10 } else { 60 });
+    let window = Duration::from_secs(if quick { 5 } else { 30 });
+    // How long the window's figures wait after it opened and after it closed.
+    let after_window = Duration::from_secs(if quick { 5 } else { 10 });
     let mut r: Vec<Idle> = Vec::new();
     let mut paged_out = true;
     for round in 0..rounds {
@@ -159,17 +161,17 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         if let Some(a) = &mut after {
             a.window = opened.elapsed().as_secs_f64() * 1000.0;
         }
-        std::thread::sleep(Duration::from_secs(10));
+        std::thread::sleep(after_window);
         let open = family(pid);
         // … and closed, as the window manager closes it (WM_DELETE_WINDOW).
         close_window(&display, HISTORY)?;
         let closing = Instant::now();
         // Its web processes end as it goes; a loaded machine (CI's, the debug build) may take
-        // longer than the 10 s the figures wait.
+        // longer than the figures wait.
         while !procfs::descendants(pid).is_empty() && closing.elapsed() < Duration::from_secs(30) {
             std::thread::sleep(Duration::from_millis(100));
         }
-        std::thread::sleep(Duration::from_secs(10).saturating_sub(closing.elapsed()));
+        std::thread::sleep(after_window.saturating_sub(closing.elapsed()));
         let closed = family(pid);
         let closed_breakdown = procfs::rss_by_mapping(pid);
         stop(child)?;
