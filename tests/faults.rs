@@ -7,7 +7,7 @@
 //!
 //! Each prints what it saw. The short form runs in CI (out for 60 s); the long form keeps the
 //! network out for 5 minutes: `CMUX_TRAY_FAULTS=long cargo test -p cmux-tray-e2e --test faults
-//! -- --nocapture` (README, "Tests").
+//! -- --nocapture` (docs/testing.md).
 
 // Linux only, as the whole end-to-end suite (support/lib.rs says why).
 #![cfg(target_os = "linux")]

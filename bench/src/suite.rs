@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(about = "The cmux-tray benchmark suite (see README, \"Benchmarks\").")]
+#[command(about = "The cmux-tray benchmark suite (see docs/benchmarks.md).")]
 struct Args {
     /// The CI form: fewer events and follows, and a failure when a figure is past its gate.
     #[arg(long)]

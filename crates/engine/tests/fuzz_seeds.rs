@@ -1,7 +1,7 @@
 //! The fuzz targets' seeds and every crash input kept (fuzz/corpus/, fuzz/artifacts/), replayed
 //! through the very checks libFuzzer runs (fuzz/checks/), on the stable toolchain and the tests'
 //! own build: the quick form of `scripts/fuzz` that CI runs. The fuzzing itself (new inputs) is
-//! `scripts/fuzz` (README, "Tests").
+//! `scripts/fuzz` (docs/testing.md).
 
 #[path = "../../../fuzz/checks/cloud_answers.rs"]
 mod cloud_answers;
