@@ -1,7 +1,7 @@
 //! What the app's pages may ask of the engine. No network access from a page: everything goes
 //! through these.
 
-use cmux_tray_engine::outbox::Card;
+use cmux_tray_engine::store::Card;
 use cmux_tray_engine::view::TrayView;
 use cmux_tray_engine::view::history::{HistoryFilter, HistoryView};
 use cmux_tray_engine::view::settings::{KeptIn, QuietWindowDraft, SettingsView};
@@ -28,27 +28,27 @@ pub fn history_view(state: State<'_, AppState>, filter: HistoryFilter) -> Result
 
 /// A terminal's notice whose click could not reach its terminal, for its card.
 #[tauri::command]
-pub fn notice(state: State<'_, AppState>, key: String) -> Result<Option<cmux_tray_engine::outbox::StoredNotice>, String> {
-    state.engine.outbox().notice(&key).map_err(text)
+pub fn notice(state: State<'_, AppState>, key: String) -> Result<Option<cmux_tray_engine::store::StoredNotice>, String> {
+    state.engine.store().notice(&key).map_err(text)
 }
 
 #[tauri::command]
 pub fn card(state: State<'_, AppState>, run_id: String) -> Result<Option<Card>, String> {
-    state.engine.outbox().card(&run_id).map_err(text)
+    state.engine.store().card(&run_id).map_err(text)
 }
 
 /// A hand-off's card: its follow (title, state) and its turns as this app saw them.
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HandoffCard {
-    follow: Option<cmux_tray_engine::outbox::FollowRow>,
+    follow: Option<cmux_tray_engine::store::FollowRow>,
     turns: Vec<cmux_tray_engine::view::history::HistoryRow>,
 }
 
 #[tauri::command]
 pub fn handoff_card(state: State<'_, AppState>, handoff_id: String) -> Result<HandoffCard, String> {
-    let outbox = state.engine.outbox();
-    let follow = outbox.follow(cmux_tray_engine::outbox::FollowKind::Handoff, &handoff_id).map_err(text)?;
+    let store = state.engine.store();
+    let follow = store.follow(cmux_tray_engine::store::FollowKind::Handoff, &handoff_id).map_err(text)?;
     let turns = state.engine.item_rows(&cmux_tray_engine::notice::handoff_item(&handoff_id)).map_err(text)?;
     Ok(HandoffCard { follow, turns })
 }

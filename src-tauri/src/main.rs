@@ -27,6 +27,7 @@ use std::sync::Mutex;
 use cmux_tray_cli::host::Host;
 use cmux_tray_engine::EngineEvent;
 use cmux_tray_engine::config::Paths;
+use cmux_tray_engine::lock::Locked;
 use tauri::{Emitter, Manager, RunEvent};
 
 /// What every command and the tray share.
@@ -197,7 +198,7 @@ fn main() {
         RunEvent::ExitRequested { api, code: None, .. } => api.prevent_exit(),
         RunEvent::Exit => {
             let state = app.state::<AppState>();
-            let host = state.host.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let host = state.host.locked().take();
             if let Some(host) = host {
                 tauri::async_runtime::block_on(host.stop());
             }

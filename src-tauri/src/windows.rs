@@ -71,7 +71,7 @@ fn card_of(item: &str) -> Option<String> {
 
 /// Shows what a click opened in the app: a Run's or hand-off's card; a terminal's notice whose
 /// place could not be brought forward, its own card, which says why; else the history.
-pub fn open_clicked(app: &AppHandle, notice: &cmux_tray_engine::outbox::StoredNotice) {
+pub fn open_clicked(app: &AppHandle, notice: &cmux_tray_engine::store::StoredNotice) {
     let query = card_of(&notice.item).or_else(|| {
         notice
             .reveal_note

@@ -104,7 +104,7 @@ const KEYRING_ASK_AGAIN: Duration = Duration::from_secs(2);
 /// say "signed out".
 async fn choose_secret_store(paths: &Paths, engine: &Engine, token_given: bool, answer_within: Duration) -> SecretStore {
     let data_dir = &paths.data_dir;
-    let remembered = engine.outbox().account().ok().flatten().map(|a| a.user_id);
+    let remembered = engine.store().account().ok().flatten().map(|a| a.user_id);
     // A token given at start signs in by itself: nothing to wait for.
     let patient = !token_given && remembered.is_some_and(|a| !SecretStore::file_holds(data_dir, &a));
     let start = tokio::time::Instant::now();
@@ -171,7 +171,7 @@ async fn sign_in_at_start(engine: Engine, settings: Settings) {
             }
             Err(EngineError::SignIn(CloudError::StaleToken)) => {
                 tracing::error!("CMUX_TRAY_TOKEN was refused by the cloud: sign in again");
-                let _ = engine.outbox().set_account_problem(Some("The cloud refused CMUX_TRAY_TOKEN: sign in again."));
+                let _ = engine.store().set_account_problem(Some("The cloud refused CMUX_TRAY_TOKEN: sign in again."));
                 return;
             }
             Err(e) => {

@@ -23,7 +23,7 @@ use serde_json::json;
 use cmux_tray_engine::cloud::{HandoffId, RunId};
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local::client::NotifyConfig;
-use cmux_tray_engine::outbox::Outbox;
+use cmux_tray_engine::store::Store;
 use cmux_tray_engine::{EngineError, Status, local};
 
 #[derive(Parser)]
@@ -557,13 +557,13 @@ async fn daemon(paths: &Paths) -> anyhow::Result<()> {
 /// opposed to one the person must act on: the store unreadable or from a newer version, the
 /// config file refused, another engine running.
 fn is_passing(e: &anyhow::Error) -> bool {
-    use cmux_tray_engine::outbox::OutboxError;
+    use cmux_tray_engine::store::StoreError;
     // The engine's error wraps the store's transparently: it is looked for under both.
     let store = e.chain().find_map(|c| match c.downcast_ref::<EngineError>() {
-        Some(EngineError::Outbox(o)) => Some(o),
-        _ => c.downcast_ref::<OutboxError>(),
+        Some(EngineError::Store(o)) => Some(o),
+        _ => c.downcast_ref::<StoreError>(),
     });
-    let refused_store = matches!(store, Some(OutboxError::Corrupt { .. } | OutboxError::TooNew { .. } | OutboxError::Locked { .. }));
+    let refused_store = matches!(store, Some(StoreError::Corrupt { .. } | StoreError::TooNew { .. } | StoreError::Locked { .. }));
     let config = e.chain().any(|c| c.downcast_ref::<cmux_tray_engine::config::ConfigError>().is_some());
     let taken = e.chain().any(|c| c.downcast_ref::<host::AlreadyRunning>().is_some());
     !(refused_store || config || taken)
@@ -576,7 +576,7 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     let live = if running { engine_request_within(paths, "tray.status", json!({}), Duration::from_secs(5)).await.ok() } else { None };
     let status: Status = match live.and_then(|v| serde_json::from_value(v).ok()) {
         Some(s) => s,
-        None if db.exists() => Status::read(&Outbox::open_read_only(&db)?, Vec::new())?,
+        None if db.exists() => Status::read(&Store::open_read_only(&db)?, Vec::new())?,
         None => Status::default(),
     };
     if as_json {
@@ -614,7 +614,7 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     println!("last notices:");
     for n in &status.notices {
         let why = n.failure.as_deref().map(|f| format!(": {}", t(f))).unwrap_or_default();
-        println!("  [{}{why}] {} — {}", n.delivery.as_deref().unwrap_or(&n.state), t(&n.title), t(&n.body));
+        println!("  [{}{why}] {} — {}", n.delivery.map_or(n.state.as_str(), |r| r.as_str()), t(&n.title), t(&n.body));
     }
     Ok(())
 }

@@ -1,14 +1,15 @@
-//! What `synchronous = FULL` would cost the outbox's commits, beside `NORMAL` (the product's),
+//! What `synchronous = FULL` would cost the store's commits, beside `NORMAL` (the product's),
 //! on this disk (docs/architecture.md, "Durable on return"). Each notice is two commits, as in
 //! the product: saved untold (an end recorded), then marked told (a banner posted). Prints a
 //! Markdown table.
 //!
-//! `cargo bench -p cmux-tray-engine --bench outbox_commit` (NOTICES=N to change the count).
+//! `cargo bench -p cmux-tray-engine --bench store_commit` (NOTICES=N to change the count).
 
 use std::time::{Duration, Instant};
 
 use cmux_tray_engine::notice::{Notice, Source};
-use cmux_tray_engine::outbox::Outbox;
+use cmux_tray_engine::policy::Reason;
+use cmux_tray_engine::store::Store;
 
 fn notice(i: usize) -> Notice {
     Notice {
@@ -37,17 +38,17 @@ fn main() {
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for full in [false, true] {
         let dir = tempfile::tempdir_in(&base).unwrap();
-        let outbox = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
-        outbox.set_synchronous_full(full).unwrap();
+        let store = Store::open(&dir.path().join("state.sqlite3")).unwrap();
+        store.set_synchronous_full(full).unwrap();
         let mut commits = Vec::with_capacity(count * 2);
         let start = Instant::now();
         for i in 0..count {
             let n = notice(i);
             let t = Instant::now();
-            outbox.record_notice(&n, i as i64).unwrap();
+            store.record_notice(&n, i as i64).unwrap();
             commits.push(t.elapsed());
             let t = Instant::now();
-            outbox.mark_told(&n.key, Some(i as u32), "shown", false, i as i64).unwrap();
+            store.mark_told(&n.key, Some(i as u32), Reason::Shown, false, i as i64).unwrap();
             commits.push(t.elapsed());
         }
         let total = start.elapsed();

@@ -5,7 +5,7 @@
 //! - [`cloud`]: the HTTP client of the cmux cloud, its types, checked ids and typed errors.
 //! - [`follow`]: one task per followed Run or hand-off, long-polling, with pacing and stop rules.
 //! - [`notice`]: pure rules — is this snapshot news, and what does its banner say.
-//! - [`outbox`]: the SQLite store that makes "told exactly once" survive a crash; concurrent
+//! - [`store`]: the SQLite store that makes "told exactly once" survive a crash; concurrent
 //!   writes share one commit.
 //! - [`policy`]: whether and how a notice becomes a banner (switches, pause, quiet hours, focus,
 //!   bursts, sound), as pure decisions.
@@ -22,7 +22,9 @@
 //!   words, relative times), derived purely; the pages render it.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
+//! - [`lock`]: the one way a mutex is taken.
 //! - [`private`]: folders 0700 and files 0600 from the moment they exist; no secret in a child.
+//! - [`words`]: states, kinds and reasons declared once with their stored words ([`text_enum!`]).
 //!
 //! What differs per platform sits behind one seam per concern, one file per platform, chosen by
 //! the seam's `mod.rs` (`desktop::system`, `local::endpoint`, `private`, `reveal::opener`); the
@@ -35,13 +37,15 @@ pub mod desktop;
 pub mod engine;
 pub mod follow;
 pub mod local;
+pub mod lock;
 pub mod notice;
-pub mod outbox;
 pub mod policy;
 pub mod private;
 pub mod reveal;
 pub mod secrets;
+pub mod store;
 pub mod terminal;
 pub mod view;
+pub mod words;
 
 pub use engine::{Asked, Engine, EngineError, EngineEvent, EngineOptions, Status};

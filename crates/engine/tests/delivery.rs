@@ -13,7 +13,14 @@ use common::*;
 const BERLIN: &str = "[delivery.quiet_hours]\ntime_zone = \"Europe/Berlin\"\n";
 
 fn delivery_of(w: &World, key_part: &str) -> Option<String> {
-    w.engine.status().unwrap().notices.into_iter().find(|n| n.key.contains(key_part)).and_then(|n| n.delivery)
+    w.engine
+        .status()
+        .unwrap()
+        .notices
+        .into_iter()
+        .find(|n| n.key.contains(key_part))
+        .and_then(|n| n.delivery)
+        .map(|r| r.as_str().to_owned())
 }
 
 async fn end_run(w: &World, task: &str, status: &str) -> String {
@@ -123,13 +130,13 @@ async fn a_focused_surface_gets_no_banner_and_viewing_marks_read() {
     eventually("a banner", SECS(5), || w.banners().len() == 1).await;
     // Coming back to the surface marks it read and takes the banner away.
     w.engine.set_focus(ws, Some(sf), true).await.unwrap();
-    let n = w.engine.outbox().notice(&away.key).unwrap().unwrap();
+    let n = w.engine.store().notice(&away.key).unwrap().unwrap();
     assert!(n.read_at.is_some());
     assert_eq!(w.desktop.withdrawn(), vec![n.banner_id.unwrap()]);
     // A hand-off whose session a terminal shows, focused: no banner either.
     let ho = w.handoff(None, false);
     let session = w.sim.sim.handoff(ho.as_str()).unwrap()["sessionId"].as_str().unwrap().to_string();
-    let shown = cmux_tray_engine::outbox::SessionShown { workspace_id: Some(ws.into()), surface_id: Some(sf.into()), place: None };
+    let shown = cmux_tray_engine::store::SessionShown { workspace_id: Some(ws.into()), surface_id: Some(sf.into()), place: None };
     w.engine.attach_session(&session, &shown).unwrap();
     w.engine.follow_handoff(&ho).unwrap();
     w.sim.sim.update_handoff(ho.as_str(), cmux_cloud_sim::HandoffChange::status("done"));
@@ -153,7 +160,7 @@ async fn a_focused_surface_gets_no_banner_and_viewing_marks_read() {
     let (banner, _) = w.desktop.posted().into_iter().find(|(_, b)| b.item.ends_with(shown.as_str())).unwrap();
     w.engine.set_viewing(Some(&format!("run:{shown}"))).await.unwrap();
     assert!(w.desktop.withdrawn().contains(&banner), "the banner is taken away");
-    let n = w.engine.outbox().latest_told(&format!("run:{shown}")).unwrap().unwrap();
+    let n = w.engine.store().latest_told(&format!("run:{shown}")).unwrap().unwrap();
     assert!(n.read_at.is_some(), "marked read");
 }
 
@@ -200,7 +207,7 @@ async fn ten_runs_within_a_second_make_one_banner_and_one_sound() {
     let first_id = w.desktop.posted().into_iter().find(|(_, b)| b.title == "Burst 0").unwrap().0;
     assert_eq!(banners[1].replaces, Some(first_id), "the burst's banner takes the first one's place");
     let status = w.engine.status().unwrap();
-    assert_eq!(status.notices.iter().filter(|n| n.delivery.as_deref() == Some("coalesced")).count(), 10);
+    assert_eq!(status.notices.iter().filter(|n| n.delivery.map(|r| r.as_str()) == Some("coalesced")).count(), 10);
     // A trickle, 1.5 s apart: four are shown one by one; the fifth within the 10 s window makes
     // them a burst. The sound rings once per 10 s cooldown.
     pass(SECS(30)).await;

@@ -6,7 +6,7 @@ mod common;
 use cmux_cloud_sim::state::NewHandoff;
 use cmux_cloud_sim::{Fault, FaultBody, HandoffChange};
 use cmux_tray_engine::cloud::HandoffId;
-use cmux_tray_engine::outbox::FollowKind;
+use cmux_tray_engine::store::FollowKind;
 use common::*;
 
 fn change(status: &str, summary: Option<&str>) -> HandoffChange {
@@ -51,7 +51,7 @@ async fn each_turns_done_and_needs_you_posts_once_and_the_watcher_outlives_a_tur
     // It stops when the hand-off closes.
     sim.update_handoff(ho.as_str(), HandoffChange { close: true, ..Default::default() });
     eventually("stopped at closed", SECS(30), || w.engine.live_follows() == 0).await;
-    let f = w.engine.outbox().follow(FollowKind::Handoff, ho.as_str()).unwrap().unwrap();
+    let f = w.engine.store().follow(FollowKind::Handoff, ho.as_str()).unwrap().unwrap();
     assert_eq!(f.end_reason.as_deref(), Some("closed"));
 }
 
@@ -163,7 +163,7 @@ async fn one_the_store_no_longer_shows_is_dropped_without_posting() {
     eventually("dropped", SECS(30), || w.engine.live_follows() == 0).await;
     pass(SECS(60)).await;
     assert!(w.banners().is_empty());
-    let f = w.engine.outbox().follow(FollowKind::Handoff, ho.as_str()).unwrap().unwrap();
+    let f = w.engine.store().follow(FollowKind::Handoff, ho.as_str()).unwrap().unwrap();
     assert_eq!(f.end_reason.as_deref(), Some("gone (404)"));
 }
 
@@ -223,7 +223,7 @@ async fn a_handoff_is_given_up_when_unchanged_for_three_days() {
     assert_eq!(w.engine.live_follows(), 1);
     pass(SECS(24 * 3600 + 120)).await;
     assert_eq!(w.engine.live_follows(), 0);
-    let f = w.engine.outbox().follow(FollowKind::Handoff, ho.as_str()).unwrap().unwrap();
+    let f = w.engine.store().follow(FollowKind::Handoff, ho.as_str()).unwrap().unwrap();
     assert_eq!(f.end_reason.as_deref(), Some("expired"));
 }
 

@@ -29,8 +29,8 @@ async fn a_banner_the_server_refuses_is_set_aside_after_three_tries_and_the_othe
     // docs/notices.md §3: three tries, 15 s apart, then set aside with the server's reason.
     pass(SECS(60)).await;
     assert_eq!(w.desktop.refused().len(), 3, "{:?}", w.desktop.refused());
-    let n = w.engine.outbox().notice(&bad).unwrap().unwrap();
-    assert_eq!((n.state.as_str(), n.delivery.as_deref()), ("told", Some("not shown")));
+    let n = w.engine.store().notice(&bad).unwrap().unwrap();
+    assert_eq!((n.state.as_str(), n.delivery.map(|r| r.as_str())), ("told", Some("not shown")));
     assert!(n.failure.as_deref().is_some_and(|f| f.contains("refuse")), "{:?}", n.failure);
     let status = w.engine.status().unwrap();
     assert!(
@@ -51,7 +51,7 @@ async fn a_banner_shown_while_the_store_cannot_be_written_is_not_shown_again() {
     let w = World::new().await;
     let key = post(&w, "Shown once").await;
     // The disk fills before the deliverer marks it told (the settle wait is 0.5 s).
-    w.engine.outbox().refuse_writes(true).unwrap();
+    w.engine.store().refuse_writes(true).unwrap();
     eventually("the banner", SECS(5), || w.banners().len() == 1).await;
     pass(SECS(60)).await;
     assert_eq!(w.banners().len(), 1, "a failed write posts no second banner: {:?}", titles(&w));
@@ -62,9 +62,9 @@ async fn a_banner_shown_while_the_store_cannot_be_written_is_not_shown_again() {
         status.problems
     );
     // Space again: the banner shown is saved as told, with the id it got.
-    w.engine.outbox().refuse_writes(false).unwrap();
-    eventually("saved as told", SECS(20), || w.engine.outbox().notice(&key).unwrap().unwrap().state == "told").await;
-    let n = w.engine.outbox().notice(&key).unwrap().unwrap();
+    w.engine.store().refuse_writes(false).unwrap();
+    eventually("saved as told", SECS(20), || w.engine.store().notice(&key).unwrap().unwrap().state.as_str() == "told").await;
+    let n = w.engine.store().notice(&key).unwrap().unwrap();
     assert_eq!(n.banner_id, Some(w.desktop.posted()[0].0));
     assert_eq!(w.banners().len(), 1);
 }
@@ -93,15 +93,15 @@ async fn the_history_forgets_what_is_older_than_its_days_but_never_what_is_untol
     // docs/notices.md: the history keeps 30 days by default. A month away, the machine off.
     w.relaunch_after(SECS(31 * 86_400)).await;
     w.engine.sweep().await.unwrap();
-    assert!(w.engine.outbox().notice(&old).unwrap().is_none(), "a told notice past its days is forgotten");
-    assert!(w.engine.outbox().notice(&untold).unwrap().is_some(), "what is untold is kept, however old");
+    assert!(w.engine.store().notice(&old).unwrap().is_none(), "a told notice past its days is forgotten");
+    assert!(w.engine.store().notice(&untold).unwrap().is_some(), "what is untold is kept, however old");
     // The days are a setting.
     w.desktop.set_failing(false);
-    eventually("told at last", SECS(30), || w.engine.outbox().notice(&untold).unwrap().is_some_and(|n| n.state == "told")).await;
+    eventually("told at last", SECS(30), || w.engine.store().notice(&untold).unwrap().is_some_and(|n| n.state.as_str() == "told")).await;
     w.configure("[delivery]\nhistory_days = 400\n");
     w.relaunch_after(SECS(40 * 86_400)).await;
     w.engine.sweep().await.unwrap();
-    assert!(w.engine.outbox().notice(&untold).unwrap().is_some(), "kept past 30 days when asked for 400");
+    assert!(w.engine.store().notice(&untold).unwrap().is_some(), "kept past 30 days when asked for 400");
 }
 
 #[tokio::test(start_paused = true)]
@@ -146,7 +146,7 @@ async fn a_handoff_followed_through_a_link_from_outside_never_opens_a_workspace_
     .unwrap();
     // Any web page can fire cmux-tray://follow/handoff/<id>.
     w.engine.follow_handoff_from(&id, cmux_tray_engine::Asked::Link).unwrap();
-    let follow = w.engine.outbox().follow(cmux_tray_engine::outbox::FollowKind::Handoff, id.as_str()).unwrap().unwrap();
+    let follow = w.engine.store().follow(cmux_tray_engine::store::FollowKind::Handoff, id.as_str()).unwrap().unwrap();
     assert!(!follow.made_here, "a link from outside does not say it was made here");
     let mut events = w.engine.subscribe();
     w.sim.sim.update_handoff(

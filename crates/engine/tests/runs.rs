@@ -97,7 +97,7 @@ async fn a_body_that_is_no_run_snapshot_is_never_an_end() {
     // Five unreadable answers in a row, each retried after a backoff; none is an end.
     pass(SECS(200)).await;
     assert!(w.banners().is_empty(), "{:?}", w.banners());
-    let follow = w.engine.outbox().follow(cmux_tray_engine::outbox::FollowKind::Run, run.as_str()).unwrap().unwrap();
+    let follow = w.engine.store().follow(cmux_tray_engine::store::FollowKind::Run, run.as_str()).unwrap().unwrap();
     assert_eq!(follow.ended_at, None, "still followed");
     let status = w.engine.status().unwrap();
     assert!(status.problems.iter().any(|p| p.contains("unreadable") && p.contains("exploded")), "{:?}", status.problems);
@@ -120,7 +120,7 @@ async fn an_ended_runs_card_outlives_a_relaunch_and_a_restored_wait_shows_the_en
     w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
     let before = w.engine.wait_run_end(&run).await.unwrap();
     w.relaunch().await;
-    let card = w.engine.outbox().card(run.as_str()).unwrap().expect("the card survived");
+    let card = w.engine.store().card(run.as_str()).unwrap().expect("the card survived");
     assert_eq!((card.task.as_str(), card.outcome.as_str()), ("Card please", "finished"));
     assert!(card.receipt.is_some());
     // A waiter after the relaunch (a restored page) reads the ended Run from its card.
@@ -193,14 +193,14 @@ async fn an_end_saved_but_not_told_is_told_at_the_next_launch_once() {
     w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
     w.engine.wait_run_end(&run).await.unwrap();
     pass(SECS(5)).await;
-    assert_eq!(w.engine.outbox().untold().unwrap().len(), 1);
+    assert_eq!(w.engine.store().untold().unwrap().len(), 1);
     w.desktop.set_failing(false);
     w.relaunch().await;
     eventually("told at the launch", SECS(5), || w.banners().len() == 1).await;
     w.relaunch().await;
     pass(SECS(60)).await;
     assert_eq!(w.banners().len(), 1, "told once");
-    assert!(w.engine.outbox().untold().unwrap().is_empty());
+    assert!(w.engine.store().untold().unwrap().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -230,7 +230,7 @@ async fn forty_runs_in_flight_are_all_followed_and_cards_past_their_week_take_th
     let mut posted: Vec<u32> = w.desktop.posted().into_iter().map(|(id, _)| id).collect();
     posted.sort();
     assert_eq!(withdrawn, posted);
-    assert!(w.engine.outbox().card(runs[0].as_str()).unwrap().is_none());
+    assert!(w.engine.store().card(runs[0].as_str()).unwrap().is_none());
 }
 
 #[tokio::test(start_paused = true)]
@@ -294,7 +294,7 @@ async fn a_run_is_given_up_after_six_hours() {
     pass(SECS(6 * 3600 + 60)).await;
     let err = waiter.await.unwrap().unwrap_err();
     assert!(err.to_string().contains("Expired"), "{err}");
-    let f = w.engine.outbox().follow(cmux_tray_engine::outbox::FollowKind::Run, run.as_str()).unwrap().unwrap();
+    let f = w.engine.store().follow(cmux_tray_engine::store::FollowKind::Run, run.as_str()).unwrap().unwrap();
     assert_eq!(f.end_reason.as_deref(), Some("expired"));
 }
 
@@ -366,7 +366,7 @@ async fn only_store_ids_reach_the_path_and_only_the_two_headers_are_sent() {
 
 /// Follows tell their ends on one channel for all (it keeps the last 256): a waiter among 300
 /// ends at once reads past the others' ends to its own. (Here it keeps up; one that falls behind
-/// reads its end from the outbox, as a waiter arriving after the end does.)
+/// reads its end from the store, as a waiter arriving after the end does.)
 #[tokio::test(start_paused = true)]
 async fn a_waiter_gets_its_runs_end_among_300_ends_at_once() {
     let w = World::new().await;

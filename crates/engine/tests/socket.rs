@@ -175,7 +175,7 @@ async fn v2_methods_and_their_exact_replies() {
         .ask_json(json!({"id": 10, "method": "session.attach", "params": {"session_id": "sess_1", "workspace_id": ws, "surface_id": sf}}))
         .await;
     assert_eq!(r["result"], json!({}));
-    let shown = s.engine.outbox().session_shown("sess_1").unwrap().unwrap();
+    let shown = s.engine.store().session_shown("sess_1").unwrap().unwrap();
     assert_eq!((shown.workspace_id.as_deref(), shown.surface_id.as_deref(), shown.place), (Some(ws), Some(sf), None));
     let r =
         c.ask_json(json!({"id": 11, "method": "surface.focus", "params": {"workspace_id": ws, "surface_id": sf, "focused": true}})).await;
@@ -235,7 +235,7 @@ async fn notices_pipelined_together_share_one_commit_and_each_is_answered_in_its
     let s = serve(None).await;
     let mut c = Client::connect(&s).await;
     let create = |id: u32, title: Value| json!({"id": id, "method": "notification.create", "params": {"title": title}}).to_string();
-    let before = s.engine.outbox().grouped_commits();
+    let before = s.engine.store().grouped_commits();
     // One write: notices, one with a bad title among them (answered where it was asked, and
     // saving nothing), a bad notify_target, then a list that must see every notice before it.
     let lines = [
@@ -260,7 +260,7 @@ async fn notices_pipelined_together_share_one_commit_and_each_is_answered_in_its
     assert_eq!(titles, ["one", "two", "four"]);
     assert_eq!(c.line().await, "OK\n");
     // The three before the list in one commit, the one after it in another.
-    assert_eq!(s.engine.outbox().grouped_commits() - before, 2);
+    assert_eq!(s.engine.store().grouped_commits() - before, 2);
     assert_eq!(s.engine.local_notices(10).unwrap().len(), 4);
     s.stop.cancel();
 }
@@ -580,6 +580,7 @@ async fn a_client_sends_nothing_to_a_socket_another_user_serves() {
                 "import os,socket,sys\n",
                 "s=socket.socket(socket.AF_UNIX)\n",
                 "s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(1)\n",
+                "open(sys.argv[2]+'.listening','w').close()\n",
                 "c,_=s.accept(); c.settimeout(3)\n",
                 "try:\n  data=c.recv(4096)\n",
                 "except OSError:\n  data=b''\n",
@@ -590,8 +591,10 @@ async fn a_client_sends_nothing_to_a_socket_another_user_serves() {
             .output()
             .unwrap()
     });
-    for _ in 0..200 {
-        if socket.exists() {
+    // Connected only once it listens: a socket bound but not yet listening refuses.
+    let listening = dir.path().join("heard.listening");
+    for _ in 0..250 {
+        if listening.exists() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -86,12 +86,12 @@ async fn the_focus_rule_asks_the_terminal_and_shows_the_banner_when_it_cannot_te
     let seen = d.engine.post_local(post("Looked at", Some(pane(1)))).await.unwrap();
     pass(SECS(5)).await;
     assert!(d.desktop.posted().is_empty());
-    assert_eq!(d.engine.outbox().notice(&seen.key).unwrap().unwrap().delivery.as_deref(), Some("focused"));
+    assert_eq!(d.engine.store().notice(&seen.key).unwrap().unwrap().delivery.map(|r| r.as_str()), Some("focused"));
     for (answer, title) in [(Some(false), "Elsewhere"), (None, "Cannot tell")] {
         d.terminals.set_looked_at(answer);
         let n = d.engine.post_local(post(title, Some(pane(2)))).await.unwrap();
         pass(SECS(5)).await;
-        assert_eq!(d.engine.outbox().notice(&n.key).unwrap().unwrap().delivery.as_deref(), Some("shown"), "{title}");
+        assert_eq!(d.engine.store().notice(&n.key).unwrap().unwrap().delivery.map(|r| r.as_str()), Some("shown"), "{title}");
     }
     assert_eq!(d.desktop.posted().iter().map(|(_, b)| b.title.clone()).collect::<Vec<_>>(), ["Elsewhere", "Cannot tell"]);
 }
@@ -106,7 +106,7 @@ async fn a_click_brings_the_place_forward_and_a_gone_place_opens_the_card_with_t
     d.desktop.click(banner);
     eventually("the place brought forward", SECS(10), || d.terminals.revealed().len() == 1).await;
     assert_eq!(d.terminals.revealed()[0].0, pane(3));
-    eventually("read once revealed", SECS(10), || d.engine.outbox().notice(&n.key).unwrap().unwrap().read_at.is_some()).await;
+    eventually("read once revealed", SECS(10), || d.engine.store().notice(&n.key).unwrap().unwrap().read_at.is_some()).await;
 
     // The pane closed since: the card opens instead (an event for the shell), and says why.
     let gone = d.engine.post_local(post("Build finished", Some(pane(4)))).await.unwrap();
@@ -122,7 +122,7 @@ async fn a_click_brings_the_place_forward_and_a_gone_place_opens_the_card_with_t
     };
     assert_eq!(clicked.key, gone.key);
     assert_eq!(clicked.reveal_note.as_deref(), Some("tmux pane %4 is gone, so this is what it said."));
-    let stored = d.engine.outbox().notice(&gone.key).unwrap().unwrap();
+    let stored = d.engine.store().notice(&gone.key).unwrap().unwrap();
     assert_eq!(stored.reveal_note, clicked.reveal_note);
     assert!(stored.read_at.is_none(), "read only once the shell shows the card");
 }

@@ -9,6 +9,12 @@ use serde_json::Value;
 
 use super::error::CloudError;
 
+/// `Retry-After` in seconds (docs/cloud-api.md, "Where this project's build differs").
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let seconds = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok()?;
+    Some(Duration::from_secs(seconds))
+}
+
 /// An answer's body, or the error its status says (docs/cloud-api.md, "Errors").
 pub fn read_answer(what: &str, status: StatusCode, retry_after: Option<Duration>, bytes: Vec<u8>) -> Result<Vec<u8>, CloudError> {
     if status.is_success() {

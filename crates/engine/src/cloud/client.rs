@@ -9,13 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use secrecy::{ExposeSecret, SecretString};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use url::Url;
 
-use super::answer::{parse, read_answer, unreadable};
+use super::answer::{parse, read_answer, retry_after, unreadable};
 use super::connect::{CONNECT_TIMEOUT, Connector, TCP_KEEPALIVE, in_words};
 use super::error::CloudError;
 use super::ids::{HandoffId, RunId, TeamId};
@@ -416,11 +416,6 @@ impl CloudClient {
         }
         network(what, e, proxy)
     }
-}
-
-/// `Retry-After` in seconds (docs/cloud-api.md, "Where this project's build differs").
-pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    headers.get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<u64>().ok()).map(Duration::from_secs)
 }
 
 fn network(what: &str, e: &reqwest::Error, proxy: Option<&ProxyUrl>) -> CloudError {

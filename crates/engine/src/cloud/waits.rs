@@ -35,9 +35,10 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use url::Url;
 
-use super::client::retry_after;
+use super::answer::retry_after;
 use super::connect::{CONNECT_TIMEOUT, ConnectFailed, Connector};
 use super::proxy::Route;
+use crate::lock::Locked;
 
 /// Waits one connection carries at most, whatever the server allows. RFC 9113 §6.5.2
 /// recommends that a server allow at least 100 streams at once.
@@ -227,7 +228,7 @@ impl WaitConnections {
     }
 
     fn conns(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Connection>>> {
-        self.conns.lock().unwrap_or_else(|p| p.into_inner())
+        self.conns.locked()
     }
 
     /// `GET url` with these headers, answered within `deadline`, the body read up to `cap`.
@@ -405,9 +406,7 @@ impl WaitConnections {
                     match self.handshake(sniffed, conn, false).await {
                         // An HTTP/1.1 server's answer to the preface ("HTTP/1.1 400 …"), read by h2
                         // or, when the server's close failed a write first, by the sniffer.
-                        Err(WaitFailed::Handshake(_)) if first.lock().unwrap_or_else(|p| p.into_inner()).starts_with(b"HTTP/") => {
-                            Err(WaitFailed::NoHttp2)
-                        }
+                        Err(WaitFailed::Handshake(_)) if first.locked().starts_with(b"HTTP/") => Err(WaitFailed::NoHttp2),
                         done => done,
                     }
                 }
@@ -474,7 +473,7 @@ impl Sniffed {
     }
 
     fn keep(&self, bytes: &[u8]) {
-        let mut first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+        let mut first = self.first.locked();
         let room = SNIFFED.saturating_sub(first.len());
         first.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
@@ -503,7 +502,7 @@ impl tokio::io::AsyncWrite for Sniffed {
     ) -> std::task::Poll<std::io::Result<usize>> {
         let written = std::pin::Pin::new(&mut self.tcp).poll_write(cx, bytes);
         if let std::task::Poll::Ready(Err(_)) = &written
-            && self.first.lock().unwrap_or_else(|p| p.into_inner()).is_empty()
+            && self.first.locked().is_empty()
         {
             let mut came = [0u8; SNIFFED];
             if let Ok(n) = self.tcp.try_read(&mut came) {

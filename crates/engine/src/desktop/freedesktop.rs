@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use zbus::Variant as Value;
 
 use super::{Banner, BoxFuture, Click, Desktop, DesktopError, DesktopEvent};
+use crate::lock::Locked;
 
 const DEST: &str = "org.freedesktop.Notifications";
 const PATH: &str = "/org/freedesktop/Notifications";
@@ -98,7 +99,7 @@ impl Freedesktop {
 
     /// Whether the server renders markup in bodies (asked once per server).
     async fn renders_markup(&self, conn: &zbus::Connection, cache: &Mutex<Option<bool>>) -> Result<bool, DesktopError> {
-        if let Some(known) = *cache.lock().unwrap_or_else(|p| p.into_inner()) {
+        if let Some(known) = *cache.locked() {
             return Ok(known);
         }
         // A server that cannot say (an error answer, a strange reply) is taken at its word as
@@ -112,7 +113,7 @@ impl Freedesktop {
             Err(absent) => return Err(absent),
         };
         let markup = caps.iter().any(|c| c == "body-markup");
-        *cache.lock().unwrap_or_else(|p| p.into_inner()) = Some(markup);
+        *cache.locked() = Some(markup);
         Ok(markup)
     }
 
@@ -155,7 +156,7 @@ impl Desktop for Freedesktop {
     }
 
     fn events(&self) -> Option<mpsc::UnboundedReceiver<DesktopEvent>> {
-        self.events_rx.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.events_rx.locked().take()
     }
 }
 
@@ -271,7 +272,7 @@ async fn listen(
                 Some("NameOwnerChanged") => match msg.body().deserialize::<(String, String, String)>() {
                     Ok((name, _, new_owner)) if name == DEST => {
                         // Another server, perhaps other capabilities.
-                        *markup.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                        *markup.locked() = None;
                         if new_owner.is_empty() {
                             continue;
                         }

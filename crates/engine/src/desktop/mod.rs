@@ -36,6 +36,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
+use crate::lock::Locked;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -121,7 +122,7 @@ impl Recording {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, RecordingState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.locked()
     }
 
     /// Every banner posted, with the id it got, in order.
@@ -144,7 +145,7 @@ impl Recording {
     }
 
     fn tell(&self, event: DesktopEvent) {
-        if let Some(tx) = self.events.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        if let Some(tx) = self.events.locked().as_ref() {
             let _ = tx.send(event);
         }
     }
@@ -174,7 +175,7 @@ impl Desktop for Recording {
 
     fn events(&self) -> Option<mpsc::UnboundedReceiver<DesktopEvent>> {
         let (tx, rx) = mpsc::unbounded_channel();
-        *self.events.lock().unwrap_or_else(|p| p.into_inner()) = Some(tx);
+        *self.events.locked() = Some(tx);
         Some(rx)
     }
 }

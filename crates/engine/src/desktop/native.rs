@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use tokio::sync::mpsc;
 
 use super::{Banner, BoxFuture, Click, Desktop, DesktopError, DesktopEvent, Hearing};
+use crate::lock::Locked;
 
 pub struct Native {
     poster: std::sync::Arc<platform::Poster>,
@@ -68,7 +69,7 @@ impl Desktop for Native {
     }
 
     fn events(&self) -> Option<mpsc::UnboundedReceiver<DesktopEvent>> {
-        self.events_rx.lock().unwrap_or_else(|p| p.into_inner()).take()
+        self.events_rx.locked().take()
     }
 }
 

@@ -12,6 +12,7 @@ use super::{Engine, EngineError};
 use crate::cloud::auth::{DevicePoll, DeviceStart, Tokens};
 use crate::cloud::{CloudError, Credentials, Me, TeamId};
 use crate::follow::{Pacing, Session};
+use crate::lock::Locked;
 
 /// Renew this long before the access token expires.
 const RENEW_EARLY: Duration = Duration::from_secs(60);
@@ -27,26 +28,26 @@ impl Engine {
     /// Starts a device sign-in: the code to show and the page to open.
     pub async fn device_start(&self) -> Result<DeviceStart, EngineError> {
         let start = self.inner.cloud.device_start("cmux-tray").await.map_err(EngineError::SignIn)?;
-        *self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()) = Some(start.clone());
+        *self.inner.pending_device.locked() = Some(start.clone());
         Ok(start)
     }
 
     /// The page of the device sign-in under way, to open in the browser.
     pub fn pending_device_url(&self) -> Option<String> {
-        self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|s| s.verification_url.clone())
+        self.inner.pending_device.locked().as_ref().map(|s| s.verification_url.clone())
     }
 
     /// Waits for the device sign-in started last: polls at the server's interval until approved
     /// (then signs in) or expired.
     pub async fn device_finish(&self, team: Option<TeamId>) -> Result<Me, EngineError> {
-        let start = self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(EngineError::NoDeviceSignIn)?;
+        let start = self.inner.pending_device.locked().clone().ok_or(EngineError::NoDeviceSignIn)?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(start.expires_in_seconds);
         let interval = Duration::from_secs(start.interval_seconds);
         loop {
             tokio::time::sleep(interval).await;
             match self.inner.cloud.device_poll(&start.device_code).await {
                 Ok(DevicePoll::Approved(tokens)) => {
-                    self.inner.pending_device.lock().unwrap_or_else(|p| p.into_inner()).take();
+                    self.inner.pending_device.locked().take();
                     return self.sign_in_with_tokens(tokens, team).await;
                 }
                 Ok(DevicePoll::Expired) => return Err(EngineError::DeviceExpired),
@@ -102,13 +103,13 @@ impl Engine {
         if self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst) != sign_outs {
             return Ok(None);
         }
-        let Some(account) = self.inner.outbox.account()? else { return Ok(None) };
+        let Some(account) = self.inner.store.account()? else { return Ok(None) };
         let Some(refresh) = self.load_secret(&account.user_id).await else {
             // Never "signed in" without a usable token: the account needs a sign-in, visibly.
             let kept = self.secret_store().map(|s| s.describe()).unwrap_or_else(|| "nowhere".into());
             let problem = format!("The saved sign-in was not found in {kept}: sign in again.");
             tracing::warn!(account = %account.email, "{problem}");
-            self.inner.outbox.set_account_problem(Some(&problem))?;
+            self.inner.store.set_account_problem(Some(&problem))?;
             self.changed();
             return Ok(None);
         };
@@ -139,7 +140,7 @@ impl Engine {
 
     /// A 401 came back for this account: renew now if we can, else the account needs a sign-in.
     pub(super) fn on_stale_token(&self, account: &str) {
-        let renewal = self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let renewal = self.inner.renewal.locked().clone();
         match renewal {
             Some(r) if r.account == account => r.now.notify_one(),
             _ => self.sign_in_needed(account),
@@ -149,7 +150,7 @@ impl Engine {
     fn spawn_renewal(&self, account: &str, refresh: SecretString, expires_in: Option<Duration>) {
         let Some(session) = self.session().filter(|s| s.account == account) else { return };
         let renewal = Arc::new(Renewal { account: account.into(), now: Notify::new() });
-        *self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()) = Some(renewal.clone());
+        *self.inner.renewal.locked() = Some(renewal.clone());
         let this = self.clone();
         self.inner.tracker.spawn(async move { this.renew_loop(session, renewal, refresh, expires_in).await });
     }

@@ -9,7 +9,7 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
-use crate::outbox::{FollowKind, StoredNotice};
+use crate::store::{FollowKind, StoredNotice};
 use crate::terminal::{Place, RevealError};
 
 /// Where one click goes.
@@ -35,7 +35,7 @@ impl Engine {
     /// banner would (its tab, a workspace on its host, or its card). Returns false when nothing
     /// was told about it yet; the shell then shows the item itself.
     pub async fn open_item(&self, item: &str) -> Result<bool, EngineError> {
-        let Some(notice) = self.inner.outbox.latest_told(item)? else { return Ok(false) };
+        let Some(notice) = self.inner.store.latest_told(item)? else { return Ok(false) };
         self.reveal(notice, None).await;
         Ok(true)
     }
@@ -43,7 +43,7 @@ impl Engine {
     /// Opens a notice as a click on its banner does (a tray menu line, a `cmux-tray://open/…`
     /// link). Returns whether the notice is known.
     pub async fn open_notice(&self, key: &str) -> Result<bool, EngineError> {
-        let Some(notice) = self.inner.outbox.notice(key)? else { return Ok(false) };
+        let Some(notice) = self.inner.store.notice(key)? else { return Ok(false) };
         self.reveal(notice, None).await;
         Ok(true)
     }
@@ -53,7 +53,7 @@ impl Engine {
     fn host_link(&self, notice: &StoredNotice) -> Option<String> {
         let id = notice.item.strip_prefix("handoff:")?;
         let host = notice.host.as_deref()?;
-        let made_here = self.inner.outbox.follow(FollowKind::Handoff, id).ok().flatten().is_some_and(|f| f.made_here);
+        let made_here = self.inner.store.follow(FollowKind::Handoff, id).ok().flatten().is_some_and(|f| f.made_here);
         made_here.then(|| crate::reveal::ssh_link(host, &notice.title)).flatten()
     }
 
@@ -62,7 +62,7 @@ impl Engine {
             return route;
         }
         // A cloud session a terminal reported (session.attach) is revealed in that terminal.
-        let shown = notice.session_id.as_deref().and_then(|s| self.inner.outbox.session_shown(s).ok().flatten());
+        let shown = notice.session_id.as_deref().and_then(|s| self.inner.store.session_shown(s).ok().flatten());
         if let Some(route) = shown.and_then(|s| Route::to_shown(s.workspace_id.as_deref(), s.surface_id.as_deref(), s.place.as_ref())) {
             return route;
         }
@@ -105,7 +105,7 @@ impl Engine {
                         RevealError::Failed(why) => format!("It could not be brought forward ({why}), so this is what it said."),
                     };
                     tracing::info!(key = %notice.key, place = %place.describe(), "the click opens the card instead: {e}");
-                    if let Err(e) = self.inner.outbox.set_reveal_note(&notice.key, &note) {
+                    if let Err(e) = self.inner.store.set_reveal_note(&notice.key, &note) {
                         tracing::warn!("saving why {} opened its card: {e}", notice.key);
                     }
                     let notice = StoredNotice { reveal_note: Some(note), ..notice };
@@ -118,7 +118,7 @@ impl Engine {
         match revealed {
             Some(what) => {
                 tracing::info!(key = %notice.key, %what, "revealed");
-                if let Err(e) = self.inner.outbox.mark_read(&notice.key, self.inner.clock.now_ms()) {
+                if let Err(e) = self.inner.store.mark_read(&notice.key, self.inner.clock.now_ms()) {
                     tracing::warn!("marking {} read: {e}", notice.key);
                 }
                 self.changed();
@@ -142,7 +142,7 @@ impl Engine {
                 }
                 DesktopEvent::Clicked(click) => click,
             };
-            match this.inner.outbox.notice_by_banner(click.banner_id) {
+            match this.inner.store.notice_by_banner(click.banner_id) {
                 // Each click on its own task: a stuck opener never holds the next click.
                 Ok(Some(notice)) => {
                     let revealing = this.clone();

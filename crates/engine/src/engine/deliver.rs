@@ -22,9 +22,10 @@ use tokio::time::Instant;
 use super::Engine;
 use super::settle::Verdict;
 use crate::desktop::{Banner, DesktopError};
+use crate::lock::Locked;
 use crate::notice::{Notice, Source};
-use crate::outbox::StoredNotice;
 use crate::policy::{self, Candidate, Moment, Reason};
+use crate::store::StoredNotice;
 
 /// A banner the server refuses is tried this often before it is set aside.
 pub const MAX_TRIES: u32 = 3;
@@ -104,7 +105,7 @@ impl Engine {
         }
         let after = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let start = looked.keys.len();
-        looked.keys.extend(self.off_thread(move |o| o.untold_keys_except(Source::App.as_str(), after)).await.map_err(|e| e.to_string())?);
+        looked.keys.extend(self.off_thread(move |o| o.untold_keys_except(Source::App, after)).await.map_err(|e| e.to_string())?);
         let (chain, leading) = match self.settling(&looked.keys[start..], whole) {
             Verdict::Wait(wait) => {
                 looked.settling = true;
@@ -119,7 +120,7 @@ impl Engine {
             .await
             .map_err(|e| e.to_string())?
             .into_iter()
-            .filter(|n| n.source == Source::App.as_str() || n.seq <= seen)
+            .filter(|n| n.source == Source::App || n.seq <= seen)
             .collect();
         let now_ms = self.inner.clock.now_ms();
         let settings = self.delivery_settings();
@@ -135,7 +136,7 @@ impl Engine {
         let mut eligible: BTreeMap<&'static str, (Source, Vec<StoredNotice>)> = BTreeMap::new();
         let mut may_show = Vec::new();
         for n in untold {
-            let source = Source::parse(&n.source).unwrap_or(Source::App);
+            let source = n.source;
             if source == Source::App {
                 retry |= !self.show(&n, false, settings.attention).await?;
                 continue;
@@ -157,7 +158,7 @@ impl Engine {
         // Steps 5–6 per source: a burst becomes one banner; at most one sound per cooldown.
         for (_, (source, batch)) in eligible {
             let since = now_ms - settings.coalesce_window.as_millis() as i64;
-            let recent = self.off_thread(move |o| o.shown_since(source.as_str(), since)).await.map_err(|e| e.to_string())?;
+            let recent = self.off_thread(move |o| o.shown_since(source, since)).await.map_err(|e| e.to_string())?;
             let sound = self.take_sound(&settings, source, now_ms);
             if policy::coalesces(&settings, batch.len(), recent) {
                 // The burst's leading notice, told alone a moment ago: its banner becomes the burst's.
@@ -187,7 +188,7 @@ impl Engine {
                     retry |= !self.show(n, sound && i == 0, settings.attention).await?;
                 }
                 if leading && let [n] = batch.as_slice() {
-                    self.inner.leaders.lock().unwrap_or_else(|p| p.into_inner()).insert(source, (chain, n.key.clone()));
+                    self.inner.leaders.locked().insert(source, (chain, n.key.clone()));
                 }
             }
         }
@@ -203,11 +204,7 @@ impl Engine {
             None => {
                 let held = self.off_thread(|o| o.held_unsummarized()).await.map_err(|e| e.to_string())?;
                 if !held.is_empty() {
-                    let reason = if held.iter().all(|n| n.delivery.as_deref() == Some(Reason::Paused.as_str())) {
-                        Reason::Paused
-                    } else {
-                        Reason::QuietHours
-                    };
+                    let reason = if held.iter().all(|n| n.delivery == Some(Reason::Paused)) { Reason::Paused } else { Reason::QuietHours };
                     let titles: Vec<String> = held.iter().map(|n| n.title.clone()).collect();
                     let keys: Vec<String> = held.iter().map(|n| n.key.clone()).collect();
                     let summary = app_notice(
@@ -239,7 +236,7 @@ impl Engine {
     /// A notice the policy keeps from a banner, saved as decided, with why.
     async fn recorded_without_banner(&self, n: &StoredNotice, reason: Reason, now_ms: i64) -> Result<(), String> {
         let key = n.key.clone();
-        self.off_thread(move |o| o.mark_told(&key, None, reason.as_str(), false, now_ms)).await.map_err(|e| e.to_string())?;
+        self.off_thread(move |o| o.mark_told(&key, None, reason, false, now_ms)).await.map_err(|e| e.to_string())?;
         tracing::info!(key = %n.key, reason = reason.as_str(), "recorded without a banner");
         self.changed();
         Ok(())
@@ -249,22 +246,22 @@ impl Engine {
     /// the server refused waits for its own next try, not in anyone's burst. `whole`: `fresh` is
     /// every untold key, not only those saved since the last look.
     fn settling(&self, fresh: &[(i64, String)], whole: bool) -> Verdict {
-        let tried = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner());
+        let tried = self.inner.tries.locked();
         let keys = fresh.iter().map(|(_, key)| key.as_str()).filter(|k| !tried.contains_key(*k));
-        self.inner.settle.lock().unwrap_or_else(|p| p.into_inner()).verdict(keys, whole, Instant::now())
+        self.inner.settle.locked().verdict(keys, whole, Instant::now())
     }
 
     /// The notice of `source` told alone at the head of `chain`, while its banner is still up.
     async fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, String> {
-        let leader = self.inner.leaders.lock().unwrap_or_else(|p| p.into_inner()).remove(&source);
+        let leader = self.inner.leaders.locked().remove(&source);
         let Some((_, key)) = leader.filter(|(c, _)| *c == chain) else { return Ok(None) };
         let n = self.off_thread(move |o| o.notice(&key)).await.map_err(|e| e.to_string())?;
-        Ok(n.filter(|n| n.banner_id.is_some() && n.read_at.is_none() && n.delivery.as_deref() == Some(Reason::Shown.as_str())))
+        Ok(n.filter(|n| n.banner_id.is_some() && n.read_at.is_none() && n.delivery == Some(Reason::Shown)))
     }
 
     /// Whether this source may ring now; if so the cooldown starts.
     fn take_sound(&self, settings: &policy::DeliverySettings, source: Source, now_ms: i64) -> bool {
-        let mut last = self.inner.last_sound.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = self.inner.last_sound.locked();
         let ring = policy::sounds(settings, source, last.get(&source).map(|ms| ts(*ms)), ts(now_ms));
         if ring {
             last.insert(source, now_ms);
@@ -283,7 +280,7 @@ impl Engine {
     /// `show`, taking the place of banner `replaces` rather than the item's own live one.
     async fn show_replacing(&self, n: &StoredNotice, sound: bool, attention: bool, replaces: Option<u32>) -> Result<bool, String> {
         // Posted before, but not saved as told: save it now, never post it again.
-        let posted = self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).get(&n.key).copied();
+        let posted = self.inner.unrecorded.locked().get(&n.key).copied();
         let id = match posted {
             Some(id) => id,
             None => {
@@ -309,15 +306,15 @@ impl Engine {
                 }
             }
         };
-        self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
+        self.inner.tries.locked().remove(&n.key);
         let (key, now_ms) = (n.key.clone(), self.inner.clock.now_ms());
-        if let Err(e) = self.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown.as_str(), sound, now_ms)).await {
-            self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).insert(n.key.clone(), id);
-            self.note_problem(format!("Could not save to {}: {e}", self.inner.outbox.path().display()));
+        if let Err(e) = self.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown, sound, now_ms)).await {
+            self.inner.unrecorded.locked().insert(n.key.clone(), id);
+            self.note_problem(format!("Could not save to {}: {e}", self.inner.store.path().display()));
             self.changed();
             return Err(format!("banner {id} is shown but could not be saved as told: {e}"));
         }
-        self.inner.unrecorded.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
+        self.inner.unrecorded.locked().remove(&n.key);
         tracing::info!(key = %n.key, banner = id, sound, "told");
         self.changed();
         Ok(true)
@@ -327,7 +324,7 @@ impl Engine {
     /// aside with why (the history and `status` say it). Returns whether it was decided.
     async fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, String> {
         let tries = {
-            let mut tries = self.inner.tries.lock().unwrap_or_else(|p| p.into_inner());
+            let mut tries = self.inner.tries.locked();
             let t = tries.entry(n.key.clone()).or_insert(0);
             *t += 1;
             *t
@@ -338,7 +335,7 @@ impl Engine {
         }
         let (key, reason, now_ms) = (n.key.clone(), why.to_string(), self.inner.clock.now_ms());
         self.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await.map_err(|e| e.to_string())?;
-        self.inner.tries.lock().unwrap_or_else(|p| p.into_inner()).remove(&n.key);
+        self.inner.tries.locked().remove(&n.key);
         tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
         self.note_problem(format!("A banner could not be shown (\"{}\"): {why}", n.title));
         self.changed();

@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use super::{Engine, EngineError};
-use crate::outbox::{SessionShown, StoredNotice};
+use crate::lock::Locked;
+use crate::store::{SessionShown, StoredNotice};
 use crate::terminal::Place;
 
 /// How long one delivery pass waits for terminals to say what the person looks at. A terminal
@@ -25,7 +26,7 @@ impl Engine {
     /// A terminal shows this cloud session (what a hand-off banner's click reveals): a cmux
     /// surface, a terminal place, or both.
     pub fn attach_session(&self, session_id: &str, shown: &SessionShown) -> Result<(), EngineError> {
-        self.inner.outbox.attach_session(session_id, shown, self.inner.clock.now_ms())?;
+        self.inner.store.attach_session(session_id, shown, self.inner.clock.now_ms())?;
         Ok(())
     }
 
@@ -34,7 +35,7 @@ impl Engine {
     pub async fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) -> Result<(), EngineError> {
         let key = (workspace_id.to_string(), surface_id.map(String::from));
         {
-            let mut set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
+            let mut set = self.inner.focused.locked();
             if focused {
                 set.insert(key);
             } else {
@@ -42,7 +43,7 @@ impl Engine {
             }
         }
         if focused {
-            let keys = self.inner.outbox.mark_read_for_surface(workspace_id, surface_id, self.inner.clock.now_ms())?;
+            let keys = self.inner.store.mark_read_for_surface(workspace_id, surface_id, self.inner.clock.now_ms())?;
             self.withdraw_banners_of(&keys).await?;
         }
         Ok(())
@@ -53,12 +54,12 @@ impl Engine {
     /// marked read and its banner withdrawn; what comes while it is shown gets no banner.
     pub async fn set_viewing(&self, item: Option<&str>) -> Result<(), EngineError> {
         {
-            let mut set = self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner());
+            let mut set = self.inner.viewing.locked();
             set.clear();
             set.extend(item.map(String::from));
         }
         let Some(item) = item else { return Ok(()) };
-        let keys = self.inner.outbox.mark_read_for_item(item, self.inner.clock.now_ms())?;
+        let keys = self.inner.store.mark_read_for_item(item, self.inner.clock.now_ms())?;
         if !keys.is_empty() {
             self.withdraw_banners_of(&keys).await?;
         }
@@ -96,7 +97,7 @@ impl Engine {
 
     /// What tells whether the person looks at a notice: known here, or a terminal to ask.
     fn question(&self, n: &StoredNotice) -> Question {
-        if self.inner.viewing.lock().unwrap_or_else(|p| p.into_inner()).contains(&n.item) {
+        if self.inner.viewing.locked().contains(&n.item) {
             return Question::Known(true);
         }
         if let Some(ws) = &n.workspace_id {
@@ -105,7 +106,7 @@ impl Engine {
         if let Some(place) = &n.place {
             return Question::Place(Box::new(place.clone()));
         }
-        let shown = match n.session_id.as_deref().map(|s| self.inner.outbox.session_shown(s)) {
+        let shown = match n.session_id.as_deref().map(|s| self.inner.store.session_shown(s)) {
             Some(Ok(Some(shown))) => shown,
             _ => return Question::Known(false),
         };
@@ -122,7 +123,7 @@ impl Engine {
 
     /// Whether a terminal said the person is looking at this surface.
     pub fn is_focused(&self, workspace_id: &str, surface_id: Option<&str>) -> bool {
-        let set = self.inner.focused.lock().unwrap_or_else(|p| p.into_inner());
+        let set = self.inner.focused.locked();
         set.contains(&(workspace_id.to_string(), surface_id.map(String::from))) || set.contains(&(workspace_id.to_string(), None))
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::Engine;
 use crate::clock::DAY_MS;
 use crate::notice;
-use crate::outbox::OutboxError;
+use crate::store::StoreError;
 
 /// An ended Run's card is kept this long; its banner is withdrawn with it.
 pub const CARD_KEEP_MS: i64 = 7 * DAY_MS;
@@ -33,18 +33,18 @@ impl Engine {
 
     /// Drops cards past their week (withdrawing their banners) and forgets the history past its
     /// days. Returns how many cards and rows went.
-    pub async fn sweep(&self) -> Result<usize, OutboxError> {
-        let outbox = &self.inner.outbox;
+    pub async fn sweep(&self) -> Result<usize, StoreError> {
+        let store = &self.inner.store;
         let now = self.inner.clock.now_ms();
-        let old = outbox.cards_ended_before(now - CARD_KEEP_MS)?;
+        let old = store.cards_ended_before(now - CARD_KEEP_MS)?;
         for card in &old {
-            if let Some(banner) = outbox.live_banner(&notice::run_item(&card.run_id))? {
+            if let Some(banner) = store.live_banner(&notice::run_item(&card.run_id))? {
                 self.withdraw(banner).await;
             }
-            outbox.drop_card(&card.run_id)?;
+            store.drop_card(&card.run_id)?;
         }
         let days = i64::from(self.delivery_settings().history_days);
-        let forgotten = outbox.forget_before(now - days * DAY_MS)?;
+        let forgotten = store.forget_before(now - days * DAY_MS)?;
         if forgotten > 0 {
             tracing::info!(forgotten, days, "forgot what is older than the history keeps");
             self.changed();

@@ -8,7 +8,7 @@ use super::Engine;
 use crate::cloud::{CloudError, Handoff};
 use crate::follow::{FollowError, Pacing, Session};
 use crate::notice;
-use crate::outbox::{FollowKind, HandoffStep};
+use crate::store::{FollowKind, HandoffStep};
 
 impl Engine {
     /// Reads the hand-off list (and the active Runs, where offered) at sign-in and follows what
@@ -74,7 +74,7 @@ impl Engine {
                 if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {
                     self.not_followed(e);
                 }
-                let _ = self.inner.outbox.set_follow_title(FollowKind::Run, run.id.as_str(), &notice::run_title(&run.task));
+                let _ = self.inner.store.set_follow_title(FollowKind::Run, run.id.as_str(), &notice::run_title(&run.task));
             }
         }
         self.changed();
@@ -85,14 +85,14 @@ impl Engine {
     /// not news. One already known keeps its own cursor.
     pub(super) fn adopt_handoff(&self, session: &Arc<Session>, h: &Handoff) -> Result<(), FollowError> {
         self.inner.follower.room_for(FollowKind::Handoff, h.id.as_str())?;
-        let outbox = &self.inner.outbox;
+        let store = &self.inner.store;
         let now = self.inner.clock.now_ms();
-        if outbox.add_follow(FollowKind::Handoff, h.id.as_str(), &session.account, h.version, false, now)? {
+        if store.add_follow(FollowKind::Handoff, h.id.as_str(), &session.account, h.version, false, now)? {
             let verdict = notice::handoff_verdict(h);
             let step = HandoffStep { id: h.id.as_str(), version: h.version, notice: verdict.notice.as_ref(), silent: true, closes: false };
-            outbox.record_handoff(step, &session.account, now)?;
+            store.record_handoff(step, &session.account, now)?;
         }
-        outbox.set_follow_title(FollowKind::Handoff, h.id.as_str(), &notice::handoff_title(h))?;
+        store.set_follow_title(FollowKind::Handoff, h.id.as_str(), &notice::handoff_title(h))?;
         self.inner.follower.follow_handoff(session, &h.id, h.version, false)
     }
 }

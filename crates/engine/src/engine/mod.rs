@@ -1,7 +1,7 @@
-//! The engine: wires cloud → follow → notice → outbox → desktop, owns the tasks and their
+//! The engine: wires cloud → follow → notice → store → desktop, owns the tasks and their
 //! shutdown, and offers the shell (daemon, tray) a handle: commands in, state out.
 //!
-//! It holds no product rule of its own: what is news is `notice`, what is durable is `outbox`,
+//! It holds no product rule of its own: what is news is `notice`, what is durable is `store`,
 //! how to ask is `follow`. Nothing here is global; tests build several engines side by side.
 //!
 //! This file holds the handle (its options, events and tasks) and the follows; beside it:
@@ -30,8 +30,9 @@ use crate::clock::Clock;
 use crate::cloud::{CloudClient, CloudError, HandoffId, Me, Run, RunId};
 use crate::desktop::Desktop;
 use crate::follow::{Follower, Limits, Pacing, Session, WaitError};
+use crate::lock::Locked;
 use crate::notice::Source;
-use crate::outbox::{Outbox, OutboxError, StoredNotice};
+use crate::store::{Store, StoreError, StoredNotice};
 
 /// How long a request that needs the account waits for the saved sign-in to be restored at start
 /// (a keyring just after login can take seconds).
@@ -57,7 +58,7 @@ pub use status::Status;
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
-    Outbox(#[from] OutboxError),
+    Store(#[from] StoreError),
     #[error(transparent)]
     Client(#[from] crate::cloud::client::ClientConfigError),
     #[error("signing in failed: {0}")]
@@ -154,7 +155,7 @@ pub struct Engine {
 
 struct Inner {
     cloud: CloudClient,
-    outbox: Arc<Outbox>,
+    store: Arc<Store>,
     follower: Follower,
     desktop: Arc<dyn Desktop>,
     terminals: Arc<dyn crate::terminal::Terminals>,
@@ -206,14 +207,14 @@ impl Engine {
     /// Opens the store and starts the deliverer; nothing is followed until someone signs in.
     pub async fn start(opts: EngineOptions) -> Result<Engine, EngineError> {
         let cloud = CloudClient::new(&opts.api_url, &opts.auth_url, &opts.network)?;
-        let outbox = Arc::new(Outbox::open(&opts.database)?);
+        let store = Arc::new(Store::open(&opts.database)?);
         let shutdown = CancellationToken::new();
         let tracker = TaskTracker::new();
         let deliver = Arc::new(Notify::new());
         let (follower_tx, follower_rx) = mpsc::unbounded_channel();
         let follower = Follower::new(
             cloud.clone(),
-            outbox.clone(),
+            store.clone(),
             opts.clock.clone(),
             opts.pacing,
             opts.limits,
@@ -225,7 +226,7 @@ impl Engine {
         let engine = Engine {
             inner: Arc::new(Inner {
                 cloud,
-                outbox,
+                store,
                 follower,
                 desktop: opts.desktop,
                 terminals: opts.terminals,
@@ -269,16 +270,16 @@ impl Engine {
     /// thread (the daemon has one; every other task would wait behind it).
     pub(super) async fn off_thread<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Outbox) -> Result<T, OutboxError> + Send + 'static,
-    ) -> Result<T, OutboxError> {
-        let outbox = self.inner.outbox.clone();
-        tokio::task::spawn_blocking(move || f(&outbox))
+        f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let store = self.inner.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
             .await
-            .unwrap_or_else(|e| Err(OutboxError::Lost(format!("the store's work stopped: {e}"))))
+            .unwrap_or_else(|e| Err(StoreError::Lost(format!("the store's work stopped: {e}"))))
     }
 
-    pub fn outbox(&self) -> &Outbox {
-        &self.inner.outbox
+    pub fn store(&self) -> &Store {
+        &self.inner.store
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
@@ -304,7 +305,7 @@ impl Engine {
     }
 
     fn session(&self) -> Option<Arc<Session>> {
-        self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.inner.session.locked().clone()
     }
 
     fn signed_in(&self) -> Result<Arc<Session>, EngineError> {
@@ -412,7 +413,7 @@ impl Engine {
     /// so the end it causes never tells, whatever races or relaunches come between.
     pub async fn cancel_run(&self, id: &RunId) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.outbox.note_cancel(id.as_str(), self.inner.clock.now_ms())?;
+        self.inner.store.note_cancel(id.as_str(), self.inner.clock.now_ms())?;
         self.inner.follower.follow_run(&session, id, true).map_err(|e| self.not_followed(e))?;
         self.inner.cloud.cancel_run(&session.credentials(), id).await.map_err(|source| EngineError::Cancel { id: id.to_string(), source })
     }

@@ -4,7 +4,7 @@
 use super::{Engine, EngineError};
 use crate::notice::local::LocalPost;
 use crate::notice::{self, Notice};
-use crate::outbox::StoredNotice;
+use crate::store::StoredNotice;
 
 impl Engine {
     /// A notice from a terminal: saved, then told like any other. Returns it with its cmux id.
@@ -16,7 +16,7 @@ impl Engine {
     /// each alone in its savepoint, and answered in order once that commit is in the WAL.
     pub async fn post_locals(&self, posts: Vec<LocalPost>) -> Vec<Result<Notice, EngineError>> {
         let notices: Vec<Notice> = posts.iter().map(|post| notice::local::local_notice(post, &notice::local::new_cmux_id())).collect();
-        let saved = self.inner.outbox.record_notices_grouped(notices.clone(), self.inner.clock.now_ms()).await;
+        let saved = self.inner.store.record_notices_grouped(notices.clone(), self.inner.clock.now_ms()).await;
         if saved.iter().any(|new| matches!(new, Ok(true))) {
             self.inner.deliver.notify_one();
         }
@@ -26,24 +26,24 @@ impl Engine {
 
     /// The newest `limit` local notices, oldest first.
     pub fn local_notices(&self, limit: usize) -> Result<Vec<StoredNotice>, EngineError> {
-        Ok(self.inner.outbox.local_notices(limit)?)
+        Ok(self.inner.store.local_notices(limit)?)
     }
 
     /// Marks local notices read (one, or all) and withdraws their banners. Returns how many.
     pub async fn mark_local_read(&self, cmux_id: Option<&str>) -> Result<usize, EngineError> {
-        let keys = self.inner.outbox.mark_local_read(cmux_id, self.inner.clock.now_ms())?;
+        let keys = self.inner.store.mark_local_read(cmux_id, self.inner.clock.now_ms())?;
         self.withdraw_banners_of(&keys).await?;
         Ok(keys.len())
     }
 
     /// Whether a local notice with this cmux id is known.
     pub fn local_notice_exists(&self, cmux_id: &str) -> Result<bool, EngineError> {
-        Ok(self.inner.outbox.local_notice_exists(cmux_id)?)
+        Ok(self.inner.store.local_notice_exists(cmux_id)?)
     }
 
     /// Forgets every local notice and withdraws their banners.
     pub async fn clear_local(&self) -> Result<(), EngineError> {
-        for banner in self.inner.outbox.clear_local()? {
+        for banner in self.inner.store.clear_local()? {
             self.withdraw(banner).await;
         }
         self.changed();
@@ -52,23 +52,23 @@ impl Engine {
 
     /// "Mark all read" (the tray): every notice read, their banners taken away.
     pub async fn mark_all_read(&self) -> Result<usize, EngineError> {
-        let keys = self.inner.outbox.mark_all_read(self.inner.clock.now_ms())?;
+        let keys = self.inner.store.mark_all_read(self.inner.clock.now_ms())?;
         self.withdraw_banners_of(&keys).await?;
         Ok(keys.len())
     }
 
     /// The shell showed what a click asked for (a card, the history): the notice is read.
     pub async fn revealed(&self, notice_key: &str) -> Result<(), EngineError> {
-        self.inner.outbox.mark_read(notice_key, self.inner.clock.now_ms())?;
+        self.inner.store.mark_read(notice_key, self.inner.clock.now_ms())?;
         self.withdraw_banners_of(&[notice_key.to_string()]).await
     }
 
     /// Takes away the banners of these notices where they are still their item's live banner.
     pub(super) async fn withdraw_banners_of(&self, keys: &[String]) -> Result<(), EngineError> {
         for key in keys {
-            let Some(n) = self.inner.outbox.notice(key)? else { continue };
+            let Some(n) = self.inner.store.notice(key)? else { continue };
             if let Some(banner) = n.banner_id
-                && self.inner.outbox.live_banner(&n.item)? == Some(banner)
+                && self.inner.store.live_banner(&n.item)? == Some(banner)
             {
                 self.withdraw(banner).await;
             }

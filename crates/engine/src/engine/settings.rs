@@ -1,6 +1,6 @@
 //! The engine's delivery settings and pause: read from the config file's `[delivery]` table when
 //! the file changes, kept at their last good value when it is bad, and the pause saved in the
-//! outbox so it survives a relaunch.
+//! store so it survives a relaunch.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use super::{Engine, EngineError};
+use crate::lock::Locked;
 use crate::policy::settings as delivery;
 use crate::policy::{DeliverySettings, Pause};
 
@@ -36,7 +37,7 @@ impl DeliveryCell {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, CellState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.locked()
     }
 
     pub(super) fn current(&self) -> DeliverySettings {
@@ -60,10 +61,10 @@ fn delivery_table(text: &str) -> Result<Option<toml::Table>, String> {
 
 impl Engine {
     /// Reads the delivery settings at start: the file's when good, else the last good ones saved
-    /// in the outbox (never an empty start over the person's choices), else the defaults.
+    /// in the store (never an empty start over the person's choices), else the defaults.
     pub(super) fn load_delivery_settings(&self) {
         let cell = &self.inner.delivery;
-        if let Ok(Some(text)) = self.inner.outbox.get(LAST_GOOD)
+        if let Ok(Some(text)) = self.inner.store.get(LAST_GOOD)
             && let Ok(table) = delivery_table(&text)
             && let Ok((settings, _)) = delivery::parse(table.as_ref())
         {
@@ -112,9 +113,9 @@ impl Engine {
                 let saved = table.map(|t| toml::to_string(&toml::Table::from_iter([("delivery".to_string(), toml::Value::Table(t))])));
                 drop(st);
                 if let Some(Ok(text)) = saved {
-                    let _ = self.inner.outbox.set(LAST_GOOD, Some(&text));
+                    let _ = self.inner.store.set(LAST_GOOD, Some(&text));
                 } else {
-                    let _ = self.inner.outbox.set(LAST_GOOD, None);
+                    let _ = self.inner.store.set(LAST_GOOD, None);
                 }
             }
             Err(e) => {
@@ -131,6 +132,11 @@ impl Engine {
         self.inner.delivery.current()
     }
 
+    /// Why the delivery settings in the file are not in force (the last good ones are), if so.
+    pub fn delivery_settings_problem(&self) -> Option<String> {
+        self.inner.delivery.problem()
+    }
+
     /// The zone quiet hours are read in: the configured one, else the system's (read each time,
     /// so a change of the system's zone applies at once).
     pub(super) fn time_zone(&self, settings: &DeliverySettings) -> TimeZone {
@@ -145,7 +151,7 @@ impl Engine {
     /// Pauses banners until a moment, or until resumed (`None`). Saved: survives a relaunch.
     pub fn pause(&self, until: Option<Timestamp>) -> Result<(), EngineError> {
         let value = until.map(|t| t.as_millisecond().to_string()).unwrap_or_else(|| "resumed".into());
-        self.inner.outbox.set(PAUSE, Some(&value))?;
+        self.inner.store.set(PAUSE, Some(&value))?;
         self.inner.deliver.notify_one();
         self.changed();
         Ok(())
@@ -153,7 +159,7 @@ impl Engine {
 
     /// Ends a pause; what was held is summed up in one banner.
     pub fn resume(&self) -> Result<(), EngineError> {
-        self.inner.outbox.set(PAUSE, None)?;
+        self.inner.store.set(PAUSE, None)?;
         self.inner.deliver.notify_one();
         self.changed();
         Ok(())
@@ -161,14 +167,14 @@ impl Engine {
 
     /// The pause in force, if any.
     pub fn paused(&self) -> Option<Pause> {
-        stored_pause(&self.inner.outbox, self.inner.clock.now_ms())
+        stored_pause(&self.inner.store, self.inner.clock.now_ms())
     }
 }
 
-/// The pause saved in the outbox, if it is still in force at `now_ms`: one reading of what
+/// The pause saved in the store, if it is still in force at `now_ms`: one reading of what
 /// [`Engine::pause`] writes, for the engine and for a status read from the store alone.
-pub(crate) fn stored_pause(outbox: &crate::outbox::Outbox, now_ms: i64) -> Option<Pause> {
-    let value = outbox.get(PAUSE).ok().flatten()?;
+pub(crate) fn stored_pause(store: &crate::store::Store, now_ms: i64) -> Option<Pause> {
+    let value = store.get(PAUSE).ok().flatten()?;
     if value == "resumed" {
         return Some(Pause::UntilResumed);
     }

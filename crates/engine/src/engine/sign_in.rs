@@ -9,8 +9,9 @@ use secrecy::SecretString;
 use super::{Engine, EngineError};
 use crate::cloud::{CloudError, Credentials, Me, Team, TeamId};
 use crate::follow::Session;
+use crate::lock::Locked;
 use crate::notice::{Notice, Source};
-use crate::outbox::AccountRow;
+use crate::store::AccountRow;
 
 /// Where the team an account chose is kept: per account, across sign-outs.
 fn team_key(account: &str) -> String {
@@ -40,7 +41,7 @@ impl Engine {
     pub(super) async fn who_is(&self, cred: &mut Credentials) -> Result<Me, EngineError> {
         let me = self.inner.cloud.me(&Credentials { team: None, ..cred.clone() }).await.map_err(EngineError::SignIn)?;
         if cred.team.is_none() {
-            let remembered = self.inner.outbox.get(&team_key(&me.user_id))?.and_then(|t| TeamId::parse(&t).ok());
+            let remembered = self.inner.store.get(&team_key(&me.user_id))?.and_then(|t| TeamId::parse(&t).ok());
             cred.team = remembered.filter(|t| me.teams.iter().any(|m| &m.id == t));
         }
         if let Some(team) = &cred.team
@@ -49,7 +50,7 @@ impl Engine {
             let available = me.teams.iter().map(|t| t.id.to_string()).collect::<Vec<_>>().join(", ");
             return Err(EngineError::NoSuchTeam { team: team.to_string(), available });
         }
-        *self.inner.me.lock().unwrap_or_else(|p| p.into_inner()) = Some(me.clone());
+        *self.inner.me.locked() = Some(me.clone());
         Ok(me)
     }
 
@@ -60,7 +61,7 @@ impl Engine {
         match self.who_is(&mut session.credentials()).await {
             Ok(me) => Ok(me.teams),
             Err(e) => {
-                let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner());
+                let me = self.inner.me.locked();
                 me.as_ref().filter(|me| me.user_id == session.account).map(|me| me.teams.clone()).ok_or(e)
             }
         }
@@ -77,11 +78,11 @@ impl Engine {
             return Err(EngineError::SignedOut); // signed out or switched while asking
         }
         session.renew(cred);
-        if let Some(mut row) = self.inner.outbox.account()?.filter(|a| a.user_id == session.account) {
+        if let Some(mut row) = self.inner.store.account()?.filter(|a| a.user_id == session.account) {
             row.team = Some(team.to_string());
-            self.inner.outbox.set_account(&row)?;
+            self.inner.store.set_account(&row)?;
         }
-        self.inner.outbox.set(&team_key(&session.account), Some(team.as_str()))?;
+        self.inner.store.set(&team_key(&session.account), Some(team.as_str()))?;
         tracing::info!(%team, "team chosen");
         self.spawn_listing(session);
         self.changed();
@@ -101,12 +102,12 @@ impl Engine {
             problem: None,
         };
         let session = {
-            let mut slot = self.inner.session.lock().unwrap_or_else(|p| p.into_inner());
+            let mut slot = self.inner.session.locked();
             match slot.as_ref() {
                 Some(s) if s.account == me.user_id && s.credentials().team == team => {
                     s.renew(cred);
                     drop(slot);
-                    self.inner.outbox.set_account(&row)?;
+                    self.inner.store.set_account(&row)?;
                     self.changed();
                     return Ok(me);
                 }
@@ -125,7 +126,7 @@ impl Engine {
             *slot = Some(session.clone());
             session
         };
-        self.inner.outbox.set_account(&row)?;
+        self.inner.store.set_account(&row)?;
         let resumed = self.inner.follower.resume(&session)?;
         tracing::info!(account = %me.email, resumed, "signed in");
         self.spawn_listing(session);
@@ -137,17 +138,17 @@ impl Engine {
     /// sign-in is deleted and the account is forgotten.
     pub async fn sign_out(&self) -> Result<(), EngineError> {
         self.inner.sign_outs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let session = self.inner.session.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let session = self.inner.session.locked().take();
         if let Some(s) = &session {
             s.stop.cancel();
         }
-        self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let account = session.map(|s| s.account.clone()).or(self.inner.outbox.account()?.map(|a| a.user_id));
+        self.inner.renewal.locked().take();
+        let account = session.map(|s| s.account.clone()).or(self.inner.store.account()?.map(|a| a.user_id));
         if let Some(account) = account {
             self.forget_secret(&account).await;
         }
-        self.inner.outbox.clear_account()?;
-        self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.inner.store.clear_account()?;
+        self.inner.me.locked().take();
         tracing::info!("signed out");
         self.changed();
         Ok(())
@@ -156,7 +157,7 @@ impl Engine {
     /// The token was refused and cannot be renewed: stop, say so (tray state and one banner).
     pub(super) fn sign_in_needed(&self, account: &str) {
         let session = {
-            let mut slot = self.inner.session.lock().unwrap_or_else(|p| p.into_inner());
+            let mut slot = self.inner.session.locked();
             match slot.as_ref() {
                 Some(s) if s.account != account => return, // another account is signed in now
                 Some(_) => slot.take(),
@@ -167,7 +168,7 @@ impl Engine {
             s.stop.cancel();
         }
         let problem = "The cloud refused the access token: sign in again.";
-        let _ = self.inner.outbox.set_account_problem(Some(problem));
+        let _ = self.inner.store.set_account_problem(Some(problem));
         let now = self.inner.clock.now_ms();
         let notice = Notice {
             key: format!("account:{account}:sign-in-needed:{now}"),
@@ -181,7 +182,7 @@ impl Engine {
             session_id: None,
             host: None,
         };
-        if self.inner.outbox.record_notice(&notice, now).unwrap_or(false) {
+        if self.inner.store.record_notice(&notice, now).unwrap_or(false) {
             self.inner.deliver.notify_one();
         }
         self.note_problem(problem.into());

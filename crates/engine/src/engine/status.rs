@@ -8,7 +8,8 @@ use tokio::sync::mpsc;
 use super::{Engine, EngineError, settings};
 use crate::cloud::Team;
 use crate::follow::{FollowError, FollowerEvent};
-use crate::outbox::{AccountRow, FollowRow, Outbox, OutboxError, StoredNotice};
+use crate::lock::Locked;
+use crate::store::{AccountRow, FollowRow, Store, StoreError, StoredNotice};
 
 /// How long a problem stays in the status after it was last seen.
 const PROBLEM_SHOWN_MS: i64 = 3_600_000;
@@ -39,19 +40,19 @@ pub struct Status {
 
 impl Status {
     /// Reads the status from a store (the running engine's, or one opened read-only).
-    pub fn read(outbox: &Outbox, problems: Vec<String>) -> Result<Status, OutboxError> {
-        let paused = settings::stored_pause(outbox, jiff::Timestamp::now().as_millisecond()).map(|p| match p {
+    pub fn read(store: &Store, problems: Vec<String>) -> Result<Status, StoreError> {
+        let paused = settings::stored_pause(store, jiff::Timestamp::now().as_millisecond()).map(|p| match p {
             crate::policy::Pause::UntilResumed => "until resumed".to_string(),
             crate::policy::Pause::Until(t) => t.to_string(),
         });
         Ok(Status {
-            account: outbox.account()?,
+            account: store.account()?,
             paused,
             sign_in_kept_in: None,
             sign_in_note: None,
             teams: Vec::new(),
-            follows: outbox.follows(200)?,
-            notices: outbox.recent_notices(20)?,
+            follows: store.follows(200)?,
+            notices: store.recent_notices(20)?,
             problems,
             network: None,
         })
@@ -65,17 +66,17 @@ impl Engine {
         {
             // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
             let since = self.inner.clock.now_ms() - PROBLEM_SHOWN_MS;
-            let mut recent = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
+            let mut recent = self.inner.problems.locked();
             recent.retain(|(seen, _)| *seen >= since);
             problems.extend(recent.iter().map(|(_, p)| p.clone()));
         }
         problems.extend(self.inner.delivery.problem());
-        let mut status = Status::read(&self.inner.outbox, problems)?;
+        let mut status = Status::read(&self.inner.store, problems)?;
         status.network = Some(self.cloud_route());
         let secrets = self.secret_store();
         status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());
         status.sign_in_note = secrets.as_ref().and_then(|s| s.fallback_note());
-        let me = self.inner.me.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let me = self.inner.me.locked().clone();
         status.teams =
             me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
         Ok(status)
@@ -96,14 +97,14 @@ impl Engine {
             }
             FollowError::Store(e) => {
                 self.note_problem(format!("a follow could not be saved: {e}"));
-                EngineError::Outbox(e)
+                EngineError::Store(e)
             }
         }
     }
 
     pub(super) fn note_problem(&self, problem: String) {
         let now = self.inner.clock.now_ms();
-        let mut problems = self.inner.problems.lock().unwrap_or_else(|p| p.into_inner());
+        let mut problems = self.inner.problems.locked();
         // The same problem again is seen again, not listed twice.
         problems.retain(|(_, p)| *p != problem);
         problems.push((now, problem));

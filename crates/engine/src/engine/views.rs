@@ -2,6 +2,7 @@
 //! (`crate::view` holds the pure parts and their words).
 
 use super::{Engine, EngineError};
+use crate::lock::Locked;
 use crate::view::history::{HistoryFilter, HistoryRow, HistoryView};
 use crate::view::settings::{KeptIn, SettingsView};
 
@@ -16,16 +17,16 @@ impl Engine {
 
     /// The history window's rows and follows, narrowed by `filter`.
     pub fn history_view(&self, filter: &HistoryFilter) -> Result<HistoryView, EngineError> {
-        let outbox = &self.inner.outbox;
-        let notices = outbox.recent_notices(HISTORY_ROWS)?;
-        let follows = outbox.follows(200)?;
-        let opens = |n: &crate::outbox::StoredNotice| self.opens(n);
+        let store = &self.inner.store;
+        let notices = store.recent_notices(HISTORY_ROWS)?;
+        let follows = store.follows(200)?;
+        let opens = |n: &crate::store::StoredNotice| self.opens(n);
         Ok(crate::view::history::history_view(&notices, &follows, filter, &opens, self.inner.clock.now_ms(), &local_zone()))
     }
 
     /// One item's notices (a hand-off's turns), newest last, as the history shows them.
     pub fn item_rows(&self, item: &str) -> Result<Vec<HistoryRow>, EngineError> {
-        let notices = self.inner.outbox.notices_for_item(item, 200)?;
+        let notices = self.inner.store.notices_for_item(item, 200)?;
         let (now, tz) = (self.inner.clock.now_ms(), local_zone());
         Ok(notices.iter().map(|n| crate::view::history::row(n, self.opens(n), now, &tz)).collect())
     }
@@ -45,7 +46,7 @@ impl Engine {
     /// signed out or before the store is known.
     pub fn sign_in_kept_in(&self) -> Option<KeptIn> {
         let session = self.session()?;
-        let kept = self.inner.renewal.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|r| r.account == session.account);
+        let kept = self.inner.renewal.locked().as_ref().is_some_and(|r| r.account == session.account);
         if !kept {
             return Some(crate::view::settings::kept_in_memory());
         }

@@ -1,7 +1,7 @@
 //! The follower: one task per followed item, long-polling its source (the Run API or the
 //! hand-off store), with the pacing and the stop rules of docs/cloud-api.md.
 //!
-//! A follow is saved in the outbox before its task starts, so the outbox alone is enough to
+//! A follow is saved in the store before its task starts, so the store alone is enough to
 //! resume every follow after a relaunch. Each answer goes through the notice rules and is saved,
 //! with its notice, in one transaction; the deliverer is then woken. Tasks, not threads; one
 //! shared HTTP client; no timer per follow except the one pause between two requests.
@@ -20,8 +20,9 @@ use tokio_util::task::TaskTracker;
 use crate::clock::{Clock, DAY_MS, HOUR_MS};
 use crate::cloud::{CloudClient, CloudError, Credentials, HANDOFF_HOLD, Handoff, HandoffId, RUN_HOLD, Run, RunId};
 use crate::notice::{self, RunVerdict};
-use crate::outbox::{FollowKind, FollowRow, Grouped, HandoffStep, Outbox, OutboxError};
+use crate::store::{FollowKind, FollowRow, Grouped, HandoffStep, Store, StoreError};
 
+use crate::lock::Locked;
 pub use pacing::Pacing;
 
 /// How long a follow may go on.
@@ -45,7 +46,7 @@ impl Default for Limits {
 #[derive(Debug, thiserror::Error)]
 pub enum FollowError {
     #[error(transparent)]
-    Store(#[from] OutboxError),
+    Store(#[from] StoreError),
     #[error("already following {max} items, the most at once; {id} was not followed")]
     TooMany { id: String, max: usize },
 }
@@ -113,12 +114,12 @@ impl Session {
     }
 
     pub fn credentials(&self) -> Credentials {
-        self.credentials.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.credentials.locked().clone()
     }
 
     /// A renewed access token: every follow uses it from its next request on.
     pub fn renew(&self, credentials: Credentials) {
-        *self.credentials.lock().unwrap_or_else(|p| p.into_inner()) = credentials;
+        *self.credentials.locked() = credentials;
     }
 }
 
@@ -137,7 +138,7 @@ struct Progress {
     title: Option<String>,
 }
 
-/// Ends kept for a waiter that is slow to read them; one that misses some reads the outbox.
+/// Ends kept for a waiter that is slow to read them; one that misses some reads the store.
 const ENDS_KEPT: usize = 256;
 
 /// The follower. Cheap to clone.
@@ -148,7 +149,7 @@ pub struct Follower {
 
 struct Inner {
     cloud: CloudClient,
-    outbox: Arc<Outbox>,
+    store: Arc<Store>,
     clock: Clock,
     pacing: Pacing,
     limits: Limits,
@@ -171,7 +172,7 @@ impl Follower {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         cloud: CloudClient,
-        outbox: Arc<Outbox>,
+        store: Arc<Store>,
         clock: Clock,
         pacing: Pacing,
         limits: Limits,
@@ -182,7 +183,7 @@ impl Follower {
         Follower {
             inner: Arc::new(Inner {
                 cloud,
-                outbox,
+                store,
                 clock,
                 pacing,
                 limits,
@@ -199,7 +200,7 @@ impl Follower {
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Running>> {
-        self.inner.running.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.running.locked()
     }
 
     /// How many follows have a task right now.
@@ -212,7 +213,7 @@ impl Follower {
     pub fn follow_run(&self, session: &Arc<Session>, id: &RunId, made_here: bool) -> Result<(), FollowError> {
         self.room_for(FollowKind::Run, id.as_str())?;
         let now = self.inner.clock.now_ms();
-        self.inner.outbox.add_follow(FollowKind::Run, id.as_str(), &session.account, 0, made_here, now)?;
+        self.inner.store.add_follow(FollowKind::Run, id.as_str(), &session.account, 0, made_here, now)?;
         Ok(self.resume_one(session, FollowKind::Run, id.as_str())?)
     }
 
@@ -220,7 +221,7 @@ impl Follower {
     pub fn follow_handoff(&self, session: &Arc<Session>, id: &HandoffId, after: u64, made_here: bool) -> Result<(), FollowError> {
         self.room_for(FollowKind::Handoff, id.as_str())?;
         let now = self.inner.clock.now_ms();
-        self.inner.outbox.add_follow(FollowKind::Handoff, id.as_str(), &session.account, after, made_here, now)?;
+        self.inner.store.add_follow(FollowKind::Handoff, id.as_str(), &session.account, after, made_here, now)?;
         Ok(self.resume_one(session, FollowKind::Handoff, id.as_str())?)
     }
 
@@ -234,9 +235,9 @@ impl Follower {
         Ok(())
     }
 
-    /// Starts a task for every follow of the session's account still going in the outbox.
-    pub fn resume(&self, session: &Arc<Session>) -> Result<usize, OutboxError> {
-        let rows = self.inner.outbox.active_follows(&session.account)?;
+    /// Starts a task for every follow of the session's account still going in the store.
+    pub fn resume(&self, session: &Arc<Session>) -> Result<usize, StoreError> {
+        let rows = self.inner.store.active_follows(&session.account)?;
         let n = rows.len();
         for row in rows {
             self.spawn(session, row);
@@ -244,8 +245,8 @@ impl Follower {
         Ok(n)
     }
 
-    fn resume_one(&self, session: &Arc<Session>, kind: FollowKind, id: &str) -> Result<(), OutboxError> {
-        if let Some(row) = self.inner.outbox.follow(kind, id)?
+    fn resume_one(&self, session: &Arc<Session>, kind: FollowKind, id: &str) -> Result<(), StoreError> {
+        if let Some(row) = self.inner.store.follow(kind, id)?
             && row.ended_at.is_none()
             && row.account == session.account
         {
@@ -268,13 +269,13 @@ impl Follower {
         self.inner.tracker.spawn(async move {
             let end = this.follow_loop(&session, row, &stop).await;
             tracing::debug!(kind = key.0.as_str(), id = %key.1, ?end, "follow ended");
-            // Remove before telling, so a waiter arriving later reads the outbox instead.
+            // Remove before telling, so a waiter arriving later reads the store instead.
             this.running().remove(&key);
             let _ = this.inner.ends.send((key, end));
         });
     }
 
-    /// Stops one follow (it stays in the outbox, as it was).
+    /// Stops one follow (it stays in the store, as it was).
     pub fn stop(&self, kind: FollowKind, id: &str) {
         if let Some(r) = self.running().get(&(kind, id.to_string())) {
             r.stop.cancel();
@@ -296,7 +297,7 @@ impl Follower {
                     break;
                 }
                 // Another follow's end, or some missed (thousands ended at once): look again;
-                // a follow no longer running has its end in the outbox.
+                // a follow no longer running has its end in the store.
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => break,
             }
@@ -309,8 +310,8 @@ impl Follower {
     }
 
     fn ended_run_from_outbox(&self, id: &RunId) -> Result<Box<Run>, WaitError> {
-        let card = self.inner.outbox.card(id.as_str()).ok().flatten();
-        match (card, self.inner.outbox.follow(FollowKind::Run, id.as_str()).ok().flatten()) {
+        let card = self.inner.store.card(id.as_str()).ok().flatten();
+        match (card, self.inner.store.follow(FollowKind::Run, id.as_str()).ok().flatten()) {
             (Some(card), _) => Ok(Box::new(Run {
                 id: id.clone(),
                 task: card.task,
@@ -485,7 +486,7 @@ impl Follower {
         }
     }
 
-    async fn record_run(&self, row: &FollowRow, session: &Session, run: Run) -> Result<Option<FollowEnd>, OutboxError> {
+    async fn record_run(&self, row: &FollowRow, session: &Session, run: Run) -> Result<Option<FollowEnd>, StoreError> {
         // A Run still going is the common answer (every hold that ends unchanged): no store read.
         if !run.is_terminal() {
             return Ok(None);
@@ -509,14 +510,14 @@ impl Follower {
         Ok(Some(FollowEnd::RunEnded(run)))
     }
 
-    /// A store write in the outbox's next group commit: the follows' writes wait there
+    /// A store write in the store's next group commit: the follows' writes wait there
     /// together, without a thread each, and do not hold the runtime's few workers through
     /// the commit.
     async fn on_store<T: Send + 'static>(
         &self,
         write: impl FnOnce(&Grouped) -> rusqlite::Result<T> + Send + 'static,
-    ) -> Result<T, OutboxError> {
-        self.inner.outbox.write_grouped(write).await
+    ) -> Result<T, StoreError> {
+        self.inner.store.write_grouped(write).await
     }
 
     async fn record_handoff(
@@ -526,7 +527,7 @@ impl Follower {
         cursor: &mut u64,
         changed_at: &mut i64,
         h: Handoff,
-    ) -> Result<Option<FollowEnd>, OutboxError> {
+    ) -> Result<Option<FollowEnd>, StoreError> {
         let verdict = notice::handoff_verdict(&h);
         // An answer at the hold's end with nothing new is no change (and no age reset).
         if h.version <= *cursor && !verdict.closes {
@@ -549,7 +550,7 @@ impl Follower {
     }
 
     fn end_in_outbox(&self, row: &FollowRow, reason: &str) {
-        if let Err(e) = self.inner.outbox.end_follow(row.kind, &row.id, reason, self.inner.clock.now_ms()) {
+        if let Err(e) = self.inner.store.end_follow(row.kind, &row.id, reason, self.inner.clock.now_ms()) {
             self.problem(format!("saving the end of {} failed: {e}", row.id));
         }
     }

@@ -5,11 +5,11 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
 use super::protocol::{self, Request};
-use super::server::{Replies, Write};
+use super::replies::{Replies, Write};
 use crate::cloud::{HandoffId, RunId};
 use crate::engine::{Engine, EngineError, SIGN_IN_RESTORE_WAIT};
 use crate::notice::local::LocalPost;
-use crate::outbox::{SessionShown, StoredNotice};
+use crate::store::{SessionShown, StoredNotice};
 use crate::terminal::Place;
 
 /// What a connection knows about itself.
@@ -367,7 +367,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
         "tray.mark_all_read" => Ok(json!({"marked_read": engine.mark_all_read().await.map_err(internal)?})),
         "settings.reload" => {
             engine.reload_delivery_settings();
-            let problem = engine.status().map_err(internal)?.problems.into_iter().find(|p| p.contains("delivery settings"));
+            let problem = engine.delivery_settings_problem();
             Ok(json!({"reloaded": problem.is_none(), "problem": problem}))
         }
         _ => Err(("method_not_found", format!("unknown method {method:?}"))),

@@ -9,6 +9,7 @@
 //!   read and answered together.
 //! - [`methods`]: each command and method, done through the engine; a batch's notices in one
 //!   commit.
+//! - [`replies`]: a batch's answers written in order, together while small.
 //! - [`client`]: where a client sends (seed 000's resolution rules), and one request.
 //!
 //! Never trusts a peer it has not checked.
@@ -17,6 +18,7 @@ pub mod client;
 pub mod endpoint;
 pub mod methods;
 pub mod protocol;
+pub mod replies;
 pub mod server;
 
 pub use client::request;

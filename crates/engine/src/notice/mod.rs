@@ -1,7 +1,7 @@
 //! Notice rules: is this snapshot news, and what does its banner say (docs/notices.md §1).
 //!
 //! Pure functions: snapshot (+ what this app knows) → at most one notice with its key and words.
-//! Never does I/O; the outbox makes "at most once per key" durable.
+//! Never does I/O; the store makes "at most once per key" durable.
 
 pub mod local;
 pub mod text;
@@ -10,35 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::cloud::{Handoff, HandoffStatus, Outcome, Run};
 
-/// Where a notice comes from; each source has its own settings and banner words.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Source {
-    Run,
-    Handoff,
-    Local,
-    /// The app itself: the account needs a new sign-in, a summary after quiet hours, a burst.
-    App,
-}
-
-impl Source {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Run => "run",
-            Source::Handoff => "handoff",
-            Source::Local => "local",
-            Source::App => "app",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "run" => Some(Source::Run),
-            "handoff" => Some(Source::Handoff),
-            "local" => Some(Source::Local),
-            "app" => Some(Source::App),
-            _ => None,
-        }
+crate::text_enum! {
+    /// Where a notice comes from; each source has its own settings and banner words.
+    pub enum Source {
+        Run = "run",
+        Handoff = "handoff",
+        Local = "local",
+        /// The app itself: the account needs a new sign-in, a summary after quiet hours, a burst.
+        App = "app",
     }
 }
 
@@ -145,7 +124,7 @@ pub fn run_body(outcome: Outcome) -> &'static str {
 /// What a hand-off snapshot means for its follow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HandoffVerdict {
-    /// Candidate news; the outbox tells each key once.
+    /// Candidate news; the store tells each key once.
     pub notice: Option<Notice>,
     /// The hand-off is closed: the follow ends after this.
     pub closes: bool,

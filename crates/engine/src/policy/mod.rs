@@ -16,40 +16,22 @@ pub use settings::{DeliverySettings, SettingError};
 
 use crate::notice::Source;
 
-/// Why a notice did or did not show a banner (kept in the history).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
-    Shown,
-    /// The master switch or the source's banner switch is off.
-    Off,
-    Paused,
-    QuietHours,
-    Focused,
-    Coalesced,
-    /// The server refused its banner, try after try: set aside with why (`failure`).
-    NotShown,
+crate::text_enum! {
+    /// Why a notice did or did not show a banner (kept in the history as a notice's `delivery`).
+    pub enum Reason {
+        Shown = "shown",
+        /// The master switch or the source's banner switch is off.
+        Off = "banners off",
+        Paused = "paused",
+        QuietHours = "quiet hours",
+        Focused = "focused",
+        Coalesced = "coalesced",
+        /// The server refused its banner, try after try: set aside with why (`failure`).
+        NotShown = "not shown",
+    }
 }
 
 impl Reason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reason::Shown => "shown",
-            Reason::Off => "banners off",
-            Reason::Paused => "paused",
-            Reason::QuietHours => "quiet hours",
-            Reason::Focused => "focused",
-            Reason::Coalesced => "coalesced",
-            Reason::NotShown => "not shown",
-        }
-    }
-
-    /// The reason a stored notice's `delivery` names (the inverse of [`Reason::as_str`]).
-    pub fn parse(text: &str) -> Option<Reason> {
-        [Reason::Shown, Reason::Off, Reason::Paused, Reason::QuietHours, Reason::Focused, Reason::Coalesced, Reason::NotShown]
-            .into_iter()
-            .find(|r| r.as_str() == text)
-    }
-
     /// Held back for the summary when the person is reachable again.
     pub fn is_held(self) -> bool {
         matches!(self, Reason::Paused | Reason::QuietHours)

@@ -22,6 +22,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::lock::Locked;
 use rusqlite::Connection;
 
 /// How long after a write the checkpoint runs: the writes of a burst share one.
@@ -61,7 +62,7 @@ struct State {
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.locked()
     }
 
     /// Wakes the thread for the first commit only: the rest of a burst waits with it.
@@ -82,7 +83,7 @@ impl Checkpointer {
         let shared = Arc::new(Shared::default());
         let theirs = shared.clone();
         let thread = std::thread::Builder::new()
-            .name("outbox-checkpoint".into())
+            .name("store-checkpoint".into())
             .spawn(move || run(&conn, &theirs))
             .map_err(|e| format!("starting the checkpoint thread: {e}"))?;
         Ok(Checkpointer { shared, thread: Some(thread) })

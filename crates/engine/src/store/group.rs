@@ -18,6 +18,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::lock::Locked;
 use rusqlite::Connection;
 
 /// A queued write: run it on the connection (or learn that the transaction could not begin),
@@ -135,8 +136,7 @@ impl Group {
             }
             Ok(()) => {
                 tracing::trace!(writes = batch.len(), "one commit");
-                run(&conn, batch);
-                self.commits.fetch_add(1, Ordering::Relaxed);
+                run(&conn, batch, &self.commits);
             }
             Err(e) => {
                 for job in batch {
@@ -147,7 +147,7 @@ impl Group {
     }
 
     fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+        self.queue.locked()
     }
 }
 
@@ -184,7 +184,7 @@ fn begin(conn: &Mutex<Connection>) -> (MutexGuard<'_, Connection>, rusqlite::Res
     let started = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
-        let held = conn.lock().unwrap_or_else(|p| p.into_inner());
+        let held = conn.locked();
         let _ = held.busy_timeout(Duration::ZERO);
         let begun = control(&held, "BEGIN IMMEDIATE");
         let _ = held.busy_timeout(super::BUSY_TIMEOUT);
@@ -202,12 +202,14 @@ fn begin(conn: &Mutex<Connection>) -> (MutexGuard<'_, Connection>, rusqlite::Res
 }
 
 /// One transaction for the whole batch, begun; every caller learns the commit's fate.
-fn run(conn: &Connection, batch: Vec<Job>) {
+fn run(conn: &Connection, batch: Vec<Job>, commits: &AtomicUsize) {
     let finishes: Vec<Finish> = batch.into_iter().map(|job| job(Ok(conn))).collect();
     let commit = control(conn, "COMMIT");
     if commit.is_err() {
         let _ = conn.execute_batch("ROLLBACK");
     }
+    // Counted before anyone hears back: a caller that reads the count after its answer sees it.
+    commits.fetch_add(1, Ordering::Relaxed);
     for finish in finishes {
         finish(commit.as_ref().err());
     }

@@ -1,3 +1,7 @@
+use rusqlite::params;
+use serde::Serialize;
+
+use super::delivery::SHOWN_SINCE;
 use super::*;
 use crate::notice::{Notice, Source};
 
@@ -19,11 +23,11 @@ fn notice(key: &str) -> Notice {
 #[test]
 fn a_key_is_inserted_once_and_told_once() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    let out = Store::open(&dir.path().join("state.sqlite3")).unwrap();
     assert!(out.record_notice(&notice("k"), 1).unwrap());
     assert!(!out.record_notice(&notice("k"), 2).unwrap(), "a second insert of a key is ignored");
     assert_eq!(out.untold().unwrap().len(), 1);
-    out.mark_told("k", Some(7), "shown", false, 3).unwrap();
+    out.mark_told("k", Some(7), Reason::Shown, false, 3).unwrap();
     assert!(out.untold().unwrap().is_empty());
     assert!(!out.record_notice(&notice("k"), 4).unwrap(), "a told key is never untold again");
     assert_eq!(out.live_banner("run:x").unwrap(), Some(7));
@@ -32,26 +36,26 @@ fn a_key_is_inserted_once_and_told_once() {
 #[test]
 fn a_look_at_the_untold_keys_reads_those_saved_after_a_point_and_not_the_app_s_own() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    let out = Store::open(&dir.path().join("state.sqlite3")).unwrap();
     for k in ["a", "b", "c"] {
         out.record_notice(&notice(k), 1).unwrap();
     }
     let mut own = notice("app");
     own.source = Source::App;
     out.record_notice(&own, 1).unwrap();
-    out.mark_told("b", None, "shown", false, 2).unwrap();
-    let all = out.untold_keys_except(Source::App.as_str(), i64::MIN).unwrap();
+    out.mark_told("b", None, Reason::Shown, false, 2).unwrap();
+    let all = out.untold_keys_except(Source::App, i64::MIN).unwrap();
     let keys: Vec<&str> = all.iter().map(|(_, k)| k.as_str()).collect();
     assert_eq!(keys, ["a", "c"]);
     out.record_notice(&notice("d"), 3).unwrap();
-    let since = out.untold_keys_except(Source::App.as_str(), all[1].0).unwrap();
+    let since = out.untold_keys_except(Source::App, all[1].0).unwrap();
     assert_eq!(since.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(), ["d"], "only what was saved after c");
 }
 
 #[test]
 fn counting_a_source_s_recent_banners_reads_an_index_not_the_whole_table() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    let out = Store::open(&dir.path().join("state.sqlite3")).unwrap();
     let conn = out.lock();
     let plan: Vec<String> = conn
         .prepare(&format!("EXPLAIN QUERY PLAN {SHOWN_SINCE}"))
@@ -64,11 +68,11 @@ fn counting_a_source_s_recent_banners_reads_an_index_not_the_whole_table() {
     drop(conn);
     for (i, k) in ["a", "b", "c"].into_iter().enumerate() {
         out.record_notice(&notice(k), 1).unwrap();
-        out.mark_told(k, None, if k == "b" { "quiet hours" } else { "shown" }, false, 10 * i as i64).unwrap();
+        out.mark_told(k, None, if k == "b" { Reason::QuietHours } else { Reason::Shown }, false, 10 * i as i64).unwrap();
     }
-    assert_eq!(out.shown_since("run", 0).unwrap(), 2, "a notice held back is no banner");
-    assert_eq!(out.shown_since("run", 15).unwrap(), 1);
-    assert_eq!(out.shown_since("handoff", 0).unwrap(), 0);
+    assert_eq!(out.shown_since(Source::Run, 0).unwrap(), 2, "a notice held back is no banner");
+    assert_eq!(out.shown_since(Source::Run, 15).unwrap(), 1);
+    assert_eq!(out.shown_since(Source::Handoff, 0).unwrap(), 0);
 }
 
 #[test]
@@ -76,11 +80,11 @@ fn reopening_keeps_everything_and_migrates_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/dir/state.sqlite3");
     {
-        let out = Outbox::open(&path).unwrap();
+        let out = Store::open(&path).unwrap();
         out.add_follow(FollowKind::Run, "run_0123456789abcdef0123", "u1", 0, true, 5).unwrap();
         out.note_cancel("run_0123456789abcdef0123", 6).unwrap();
     }
-    let out = Outbox::open(&path).unwrap();
+    let out = Store::open(&path).unwrap();
     let f = out.active_follows("u1").unwrap();
     assert_eq!(f.len(), 1);
     assert!(f[0].made_here);
@@ -100,9 +104,9 @@ fn a_file_that_is_no_database_is_named_and_left_alone() {
     let path = dir.path().join("state.sqlite3");
     let garbage = b"this is not a database, but it is the user's file\n".repeat(100);
     std::fs::write(&path, &garbage).unwrap();
-    let err = Outbox::open(&path).err().expect("refused");
+    let err = Store::open(&path).err().expect("refused");
     let msg = err.to_string();
-    assert!(matches!(err, OutboxError::Corrupt { .. }), "{msg}");
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{msg}");
     assert!(msg.contains(&path.display().to_string()), "{msg}");
     assert!(msg.contains("left untouched"), "{msg}");
     assert_eq!(std::fs::read(&path).unwrap(), garbage, "the file was not touched");
@@ -113,7 +117,7 @@ fn a_truncated_database_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.sqlite3");
     {
-        let out = Outbox::open(&path).unwrap();
+        let out = Store::open(&path).unwrap();
         for i in 0..200 {
             out.record_notice(&notice(&format!("k{i}")), i).unwrap();
         }
@@ -127,8 +131,8 @@ fn a_truncated_database_is_refused() {
         *b = 0xA5;
     }
     std::fs::write(&path, &wrecked).unwrap();
-    let err = Outbox::open(&path).err().expect("refused");
-    assert!(matches!(err, OutboxError::Corrupt { .. } | OutboxError::Sql { .. }), "{err}");
+    let err = Store::open(&path).err().expect("refused");
+    assert!(matches!(err, StoreError::Corrupt { .. } | StoreError::Sql { .. }), "{err}");
     assert!(err.to_string().contains(&path.display().to_string()));
     assert_eq!(std::fs::read(&path).unwrap(), wrecked, "the file was not touched");
 }
@@ -137,29 +141,29 @@ fn a_truncated_database_is_refused() {
 fn a_newer_schema_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.sqlite3");
-    Outbox::open(&path).unwrap().lock().pragma_update(None, "user_version", 99).unwrap();
-    let err = Outbox::open(&path).err().expect("refused");
-    assert!(matches!(err, OutboxError::TooNew { found: 99, .. }), "{err}");
+    Store::open(&path).unwrap().lock().pragma_update(None, "user_version", 99).unwrap();
+    let err = Store::open(&path).err().expect("refused");
+    assert!(matches!(err, StoreError::TooNew { found: 99, .. }), "{err}");
 }
 
 #[test]
 fn a_locked_database_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.sqlite3");
-    drop(Outbox::open(&path).unwrap());
+    drop(Store::open(&path).unwrap());
     // Another process's exclusive transaction, as a second connection here.
     let other = rusqlite::Connection::open(&path).unwrap();
     other.execute_batch("PRAGMA journal_mode = DELETE; BEGIN EXCLUSIVE;").ok();
     other.execute_batch("BEGIN EXCLUSIVE;").ok();
-    let err = Outbox::open(&path).err().expect("refused while locked");
-    assert!(matches!(err, OutboxError::Locked { .. }), "{err}");
+    let err = Store::open(&path).err().expect("refused while locked");
+    assert!(matches!(err, StoreError::Locked { .. }), "{err}");
     assert!(err.to_string().contains("another cmux-tray"), "{err}");
 }
 
 #[test]
 fn a_silent_handoff_notice_is_known_but_never_told() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Outbox::open(&dir.path().join("s.sqlite3")).unwrap();
+    let out = Store::open(&dir.path().join("s.sqlite3")).unwrap();
     out.add_follow(FollowKind::Handoff, "ho_0123456789abcdef0123", "u", 3, false, 1).unwrap();
     let n = notice("handoff:ho_0123456789abcdef0123:1:needs-you");
     assert!(
@@ -185,7 +189,7 @@ fn a_silent_handoff_notice_is_known_but_never_told() {
 #[test]
 fn a_commit_is_in_the_wal_when_it_returns_and_no_write_waits_for_a_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Outbox::open(&dir.path().join("state.sqlite3")).unwrap();
+    let out = Store::open(&dir.path().join("state.sqlite3")).unwrap();
     let conn = out.lock();
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
@@ -215,7 +219,7 @@ fn a_store_from_before_places_keeps_its_notices_and_sessions_and_takes_places_af
         .unwrap();
         conn.execute("INSERT INTO sessions (session_id, workspace_id, surface_id, attached_at) VALUES ('s1', 'WS', 'SF', 1)", []).unwrap();
     }
-    let out = Outbox::open(&path).unwrap();
+    let out = Store::open(&path).unwrap();
     let old = out.notice("local:A").unwrap().unwrap();
     assert_eq!((old.title.as_str(), old.workspace_id.as_deref(), old.place.as_ref()), ("Old", Some("WS"), None));
     let shown = out.session_shown("s1").unwrap().unwrap();
@@ -230,4 +234,62 @@ fn a_store_from_before_places_keeps_its_notices_and_sessions_and_takes_places_af
     let post = crate::notice::local::LocalPost { title: "New".into(), place: Some(place.clone()), ..Default::default() };
     assert!(out.record_notice(&crate::notice::local::local_notice(&post, "B"), 3).unwrap());
     assert_eq!(out.notice("local:B").unwrap().unwrap().place, Some(place));
+}
+
+/// Every stored word: the words docs/notices.md names, each through SQLite and JSON and back
+/// as itself; a word no variant names is an error naming the type and the word.
+#[test]
+fn every_state_source_kind_and_reason_round_trips_through_sqlite_and_json() {
+    use std::fmt::Debug;
+
+    use rusqlite::ToSql;
+    use rusqlite::types::FromSql;
+    use serde::de::DeserializeOwned;
+
+    fn round_trip<T>(conn: &Connection, all: &[T], words: &[&str])
+    where
+        T: ToSql + FromSql + Serialize + DeserializeOwned + PartialEq + Debug + Copy,
+    {
+        assert_eq!(all.len(), words.len(), "{all:?}");
+        for (value, word) in all.iter().zip(words) {
+            let stored: String = conn.query_row("SELECT ?1", [value], |r| r.get(0)).unwrap();
+            assert_eq!(stored, *word);
+            let back: T = conn.query_row("SELECT ?1", [word], |r| r.get(0)).unwrap();
+            assert_eq!(back, *value);
+            let json = serde_json::to_string(value).unwrap();
+            assert_eq!(json, format!("{word:?}"));
+            assert_eq!(serde_json::from_str::<T>(&json).unwrap(), *value);
+        }
+    }
+    let conn = Connection::open_in_memory().unwrap();
+    round_trip(&conn, NoticeState::ALL, &["untold", "told", "silent"]);
+    round_trip(&conn, Source::ALL, &["run", "handoff", "local", "app"]);
+    round_trip(&conn, FollowKind::ALL, &["run", "handoff"]);
+    round_trip(&conn, Reason::ALL, &["shown", "banners off", "paused", "quiet hours", "focused", "coalesced", "not shown"]);
+
+    let unknown = conn.query_row("SELECT 'lost'", [], |r| r.get::<_, NoticeState>(0)).unwrap_err().to_string();
+    assert!(unknown.contains(r#""lost" is not a NoticeState (one of "untold", "told", "silent")"#), "{unknown}");
+    let unknown = serde_json::from_str::<Reason>(r#""asleep""#).unwrap_err().to_string();
+    assert!(unknown.contains(r#""asleep" is not a Reason"#), "{unknown}");
+}
+
+/// The store's own columns take every word: a notice in each state and with each reason reads
+/// back as it was written (the schema's CHECK and the queries' spelled-out words agree).
+#[test]
+fn the_store_keeps_every_state_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Store::open(&dir.path().join("state.sqlite3")).unwrap();
+    for (i, reason) in Reason::ALL.iter().enumerate() {
+        let key = format!("k{i}");
+        out.record_notice(&notice(&key), 1).unwrap();
+        assert_eq!(out.notice(&key).unwrap().unwrap().state, NoticeState::Untold);
+        out.mark_told(&key, None, *reason, false, 2).unwrap();
+        let told = out.notice(&key).unwrap().unwrap();
+        assert_eq!((told.state, told.delivery, told.source), (NoticeState::Told, Some(*reason), Source::Run));
+    }
+    let step = HandoffStep { id: "ho_x", version: 1, notice: Some(&notice("silent")), silent: true, closes: false };
+    out.record_handoff(step, "acct", 3).unwrap();
+    assert_eq!(out.notice("silent").unwrap().unwrap().state, NoticeState::Silent);
+    let held = out.held_unsummarized().unwrap();
+    assert_eq!(held.iter().map(|n| n.delivery).collect::<Vec<_>>(), [Some(Reason::Paused), Some(Reason::QuietHours)]);
 }

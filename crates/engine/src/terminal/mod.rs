@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 pub use place::Place;
 
 use crate::desktop::BoxFuture;
+use crate::lock::Locked;
 
 /// Why a click could not bring the place forward.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -169,7 +170,7 @@ struct ScriptedState {
 
 impl Scripted {
     fn state(&self) -> std::sync::MutexGuard<'_, ScriptedState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.locked()
     }
     /// What `looked_at` answers from now on (`None`: cannot tell).
     pub fn set_looked_at(&self, answer: Option<bool>) {

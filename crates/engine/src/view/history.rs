@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::words;
 use crate::notice::Source;
-use crate::outbox::{FollowKind, FollowRow, StoredNotice};
 use crate::policy::Reason;
+use crate::store::{FollowKind, FollowRow, NoticeState, StoredNotice};
 
 /// What kind of notice a row is, as the history's icons and filter name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -24,11 +24,11 @@ impl Kind {
     pub const ALL: [Kind; 4] = [Kind::Run, Kind::Handoff, Kind::Terminal, Kind::App];
 
     fn of(n: &StoredNotice) -> Kind {
-        match Source::parse(&n.source) {
-            Some(Source::Run) => Kind::Run,
-            Some(Source::Handoff) => Kind::Handoff,
-            Some(Source::Local) => Kind::Terminal,
-            Some(Source::App) | None => Kind::App,
+        match n.source {
+            Source::Run => Kind::Run,
+            Source::Handoff => Kind::Handoff,
+            Source::Local => Kind::Terminal,
+            Source::App => Kind::App,
         }
     }
 
@@ -138,25 +138,23 @@ pub const LINE: usize = 140;
 
 /// Why a notice had no banner, in words; `None` when it had one (or is still to be decided).
 pub fn no_banner(n: &StoredNotice) -> Option<String> {
-    match n.state.as_str() {
-        "untold" => return Some("Not shown yet: waiting for its banner".into()),
-        "silent" => return Some("No banner: it was already so when it was first seen".into()),
-        _ => {}
+    match n.state {
+        NoticeState::Untold => return Some("Not shown yet: waiting for its banner".into()),
+        NoticeState::Silent => return Some("No banner: it was already so when it was first seen".into()),
+        NoticeState::Told => {}
     }
-    let reason = n.delivery.as_deref()?;
-    Some(match Reason::parse(reason) {
-        Some(Reason::Shown) => return None,
-        Some(Reason::Off) => format!("No banner: banners for {} were off", Kind::of(n).plural().to_lowercase()),
-        Some(Reason::Paused) => "No banner: notifications were paused".into(),
-        Some(Reason::QuietHours) => "No banner: quiet hours were on".into(),
-        Some(Reason::Focused) if Kind::of(n) == Kind::Terminal => "No banner: you were looking at its terminal".into(),
-        Some(Reason::Focused) => "No banner: you were looking at it".into(),
-        Some(Reason::Coalesced) => "Grouped with others into one banner".into(),
-        Some(Reason::NotShown) => match &n.failure {
+    Some(match n.delivery? {
+        Reason::Shown => return None,
+        Reason::Off => format!("No banner: banners for {} were off", Kind::of(n).plural().to_lowercase()),
+        Reason::Paused => "No banner: notifications were paused".into(),
+        Reason::QuietHours => "No banner: quiet hours were on".into(),
+        Reason::Focused if Kind::of(n) == Kind::Terminal => "No banner: you were looking at its terminal".into(),
+        Reason::Focused => "No banner: you were looking at it".into(),
+        Reason::Coalesced => "Grouped with others into one banner".into(),
+        Reason::NotShown => match &n.failure {
             Some(f) => format!("The desktop did not show its banner: {f}"),
             None => "The desktop did not show its banner".into(),
         },
-        None => format!("No banner: {reason}"),
     })
 }
 
@@ -171,7 +169,7 @@ pub fn row(n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> Histo
         line: crate::notice::text::cut(n.body.lines().next().unwrap_or(""), LINE),
         ago: words::ago(n.created_at, now_ms, tz),
         exact: words::exact(n.created_at, tz),
-        unread: n.state == "told" && n.read_at.is_none(),
+        unread: n.state == NoticeState::Told && n.read_at.is_none(),
         urgent: n.urgent,
         no_banner: no_banner(n),
         opens,
@@ -228,7 +226,7 @@ pub fn history_view(
             }
         })
         .collect();
-    let unread = notices.iter().filter(|n| n.state == "told" && n.read_at.is_none()).count();
+    let unread = notices.iter().filter(|n| n.state == NoticeState::Told && n.read_at.is_none()).count();
     HistoryView { days, following, kinds, unread, empty }
 }
 
@@ -240,7 +238,7 @@ mod tests {
     const MIN: i64 = 60_000;
 
     fn at(n: StoredNotice, source: &str, created_at: i64, delivery: &str) -> StoredNotice {
-        StoredNotice { source: source.into(), created_at, delivery: Some(delivery.into()), ..n }
+        StoredNotice { source: Source::parse(source).unwrap(), created_at, delivery: Some(Reason::parse(delivery).unwrap()), ..n }
     }
 
     fn utc() -> TimeZone {
@@ -291,9 +289,9 @@ mod tests {
         assert_eq!(no_banner(&n("focused")).unwrap(), "No banner: you were looking at it");
         let refused = StoredNotice { failure: Some("org.freedesktop.DBus.Error.NoReply".into()), ..n("not shown") };
         assert_eq!(no_banner(&refused).unwrap(), "The desktop did not show its banner: org.freedesktop.DBus.Error.NoReply");
-        let waiting = StoredNotice { state: "untold".into(), delivery: None, ..n("shown") };
+        let waiting = StoredNotice { state: NoticeState::Untold, delivery: None, ..n("shown") };
         assert_eq!(no_banner(&waiting).unwrap(), "Not shown yet: waiting for its banner");
-        let known = StoredNotice { state: "silent".into(), delivery: None, ..n("shown") };
+        let known = StoredNotice { state: NoticeState::Silent, delivery: None, ..n("shown") };
         assert_eq!(no_banner(&known).unwrap(), "No banner: it was already so when it was first seen");
     }
 

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use crate::engine::Status;
-use crate::outbox::FollowKind;
+use crate::store::{FollowKind, NoticeState};
 
 /// The icon's state, most pressing first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -105,7 +105,7 @@ pub fn tray_view(status: &Status) -> TrayView {
             item: format!("{}:{}", f.kind.as_str(), f.id),
         })
         .collect();
-    let shown: Vec<_> = status.notices.iter().filter(|n| n.state == "told").collect();
+    let shown: Vec<_> = status.notices.iter().filter(|n| n.state == NoticeState::Told).collect();
     let unread = shown.iter().filter(|n| n.read_at.is_none()).count();
     let notices = shown
         .iter()
@@ -147,7 +147,7 @@ pub(crate) fn short(id: &str) -> String {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::outbox::{AccountRow, FollowRow, StoredNotice};
+    use crate::store::{AccountRow, FollowRow, StoredNotice};
 
     fn account(problem: Option<&str>) -> AccountRow {
         AccountRow { user_id: "u".into(), email: "ada@example.com".into(), team: None, signed_in_at: 0, problem: problem.map(String::from) }
@@ -173,13 +173,13 @@ pub(super) mod tests {
             seq: 1,
             key: key.into(),
             item: "run:x".into(),
-            source: "run".into(),
+            source: crate::notice::Source::Run,
             status: "finished".into(),
             title: "Fix the test".into(),
             body: "Run finished".into(),
             urgent: false,
             created_at: 0,
-            state: "told".into(),
+            state: NoticeState::Told,
             told_at: Some(1),
             banner_id: Some(1),
             read_at: read.then_some(2),
@@ -187,7 +187,7 @@ pub(super) mod tests {
             subtitle: String::new(),
             workspace_id: None,
             surface_id: None,
-            delivery: Some("shown".into()),
+            delivery: Some(crate::policy::Reason::Shown),
             sound: false,
             session_id: None,
             local_body: None,
