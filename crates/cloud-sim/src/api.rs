@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use crate::reply::error;
 use crate::state::Sim;
 use crate::{HANDOFF_HOLD, RUN_HOLD};
 
@@ -28,16 +29,6 @@ pub fn routes() -> Router<Sim> {
         .route("/api/vault/cli/auth/start", post(device_start))
         .route("/api/vault/cli/auth/poll", post(device_poll))
         .route("/api/auth/refresh", post(refresh))
-}
-
-/// The service's error body: `{"error": {"code", "message", "retryable"?}}`.
-pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
-    let retryable = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
-    let mut body = json!({"error": {"code": code, "message": message}});
-    if retryable {
-        body["error"]["retryable"] = json!(true);
-    }
-    (status, Json(body)).into_response()
 }
 
 type ApiResult = Result<Response, Response>;

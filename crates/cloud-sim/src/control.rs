@@ -10,7 +10,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::faults::Fault;
+use crate::script::Fault;
 use crate::state::{HandoffChange, NewHandoff, RunChange, Sim};
 
 pub fn routes() -> Router<Sim> {

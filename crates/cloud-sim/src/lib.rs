@@ -8,6 +8,7 @@
 //!   version rule, legacy hand-offs without `state`, list paging and the error bodies.
 //! - [`faults`]: scripted faults (any status, `Retry-After`, delay, stall, reset, malformed or
 //!   oversized body) and the log of every request received, with headers and arrival time.
+//! - [`script`], [`reply`]: what a fault and a logged request are; the service's error body.
 //! - [`control`]: the same control API over HTTP under `/_sim/`, for other processes.
 //! - [`demo`]: the newcomer's story (a Run ends, a hand-off needs you …), for the demo modes.
 //!
@@ -18,6 +19,8 @@ pub mod api;
 pub mod control;
 pub mod demo;
 pub mod faults;
+pub mod reply;
+pub mod script;
 pub mod state;
 
 use std::net::SocketAddr;
@@ -25,7 +28,7 @@ use std::net::SocketAddr;
 use axum::Router;
 use tokio::net::TcpListener;
 
-pub use faults::{Fault, FaultBody, LoggedRequest};
+pub use script::{Fault, FaultBody, LoggedRequest};
 pub use state::{HandoffChange, RunChange, Sim, SimUser};
 
 /// How long the Run API holds a `/wait` on an unchanged, non-terminal Run.

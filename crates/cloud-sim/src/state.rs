@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::faults::{Fault, LoggedRequest};
+use crate::script::{Fault, LoggedRequest};
 
 /// The simulator: cheap to clone, shared by the server and the test that drives it.
 #[derive(Clone)]

@@ -24,7 +24,7 @@
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 //! - [`lock`]: the one way a mutex is taken.
 //! - [`private`]: folders 0700 and files 0600 from the moment they exist; no secret in a child.
-//! - [`words`]: states, kinds and reasons declared once with their stored words ([`text_enum!`]).
+//! - [`words`]: states, kinds and reasons declared once with their stored words (`text_enum!`).
 //!
 //! What differs per platform sits behind one seam per concern, one file per platform, chosen by
 //! the seam's `mod.rs` (`desktop::system`, `local::endpoint`, `private`, `reveal::opener`); the

@@ -1,17 +1,16 @@
 //! States, kinds and reasons that are stored and shown as words: each is declared once, with
-//! its word, by [`text_enum!`], which gives it `as_str`/`parse`, serde (the word as a JSON
+//! its word, by `text_enum!`, which gives it `as_str`/`parse`, serde (the word as a JSON
 //! string) and rusqlite's `ToSql`/`FromSql` (the word as TEXT). A word read back that names no
 //! variant is an error naming the type and the word, never a default.
 
 /// Declares an enum whose variants are stored and sent as fixed words:
 ///
 /// ```ignore
-/// text_enum! {
+/// crate::words::text_enum! {
 ///     /// Where a notice came from.
 ///     pub enum Source { Run = "run", Handoff = "handoff" }
 /// }
 /// ```
-#[macro_export]
 macro_rules! text_enum {
     ($(#[$meta:meta])* $vis:vis enum $name:ident {
         $($(#[$vmeta:meta])* $variant:ident = $word:literal),+ $(,)?
@@ -83,8 +82,7 @@ macro_rules! text_enum {
 }
 
 /// The error for a word that names no variant: which type, which word, and the words it knows.
-#[doc(hidden)]
-pub fn unknown<'a>(type_name: &str, word: &str, known: impl Iterator<Item = &'a str>) -> String {
+pub(crate) fn unknown<'a>(type_name: &str, word: &str, known: impl Iterator<Item = &'a str>) -> String {
     let known: Vec<_> = known.map(|w| format!("{w:?}")).collect();
     format!("{word:?} is not a {type_name} (one of {})", known.join(", "))
 }
@@ -92,10 +90,11 @@ pub fn unknown<'a>(type_name: &str, word: &str, known: impl Iterator<Item = &'a 
 /// A variant's word as an SQL string literal, for queries whose text must name it (a partial
 /// index is used only when the query spells out its condition): `sql_word!(NoticeState::Untold)`
 /// is `'untold'`.
-#[macro_export]
 macro_rules! sql_word {
     ($value:expr) => {{
         const WORD: &str = $value.as_str();
         const_format::concatcp!("'", WORD, "'")
     }};
 }
+
+pub(crate) use {sql_word, text_enum};

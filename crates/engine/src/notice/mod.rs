@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cloud::{Handoff, HandoffStatus, Outcome, Run};
 
-crate::text_enum! {
+crate::words::text_enum! {
     /// Where a notice comes from; each source has its own settings and banner words.
     pub enum Source {
         Run = "run",

@@ -16,7 +16,7 @@ pub use settings::{DeliverySettings, SettingError};
 
 use crate::notice::Source;
 
-crate::text_enum! {
+crate::words::text_enum! {
     /// Why a notice did or did not show a banner (kept in the history as a notice's `delivery`).
     pub enum Reason {
         Shown = "shown",

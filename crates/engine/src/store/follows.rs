@@ -3,11 +3,10 @@
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
-use super::grouped::Grouped;
 use super::{Store, StoreError};
 use crate::notice::Notice;
 
-crate::text_enum! {
+crate::words::text_enum! {
     /// What a follow follows.
     pub enum FollowKind {
         Run = "run",
@@ -67,12 +66,6 @@ impl Store {
         Ok(n == 1)
     }
 
-    /// Names a follow (from a snapshot); a title already known is written again only when it changed.
-    /// Returns whether the name changed.
-    pub fn set_follow_title(&self, kind: FollowKind, id: &str, title: &str) -> Result<bool, StoreError> {
-        Grouped(&self.lock()).set_follow_title(kind, id, title).map_err(|e| self.err(e))
-    }
-
     pub fn follow(&self, kind: FollowKind, id: &str) -> Result<Option<FollowRow>, StoreError> {
         self.lock()
             .query_row(&format!("{FOLLOW_COLUMNS} WHERE kind = ?1 AND id = ?2"), params![kind.as_str(), id], follow_row)
@@ -107,17 +100,6 @@ impl Store {
                 params![kind.as_str(), id, now, reason],
             )
             .map(drop)
-            .map_err(|e| self.err(e))
-    }
-
-    /// A hand-off's new version (see [`Grouped::record_handoff`]), in a commit of its own group.
-    pub fn record_handoff(&self, step: HandoffStep, account: &str, now: i64) -> Result<bool, StoreError> {
-        let HandoffStep { id, version, notice, silent, closes } = step;
-        let (id, notice, account) = (id.to_owned(), notice.cloned(), account.to_owned());
-        self.group
-            .write(&self.conn, move |c| {
-                Grouped(c).record_handoff(HandoffStep { id: &id, version, notice: notice.as_ref(), silent, closes }, &account, now)
-            })
             .map_err(|e| self.err(e))
     }
 }

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::follows::{FollowKind, HandoffStep};
 use super::notices::{NoticeState, insert_notice};
-use super::{HANDOFF, RUN};
+use super::{HANDOFF, RUN, Store, StoreError};
 use crate::notice::Notice;
 
 /// The store on its connection, as a write in a group commit sees it (in a savepoint of the
@@ -81,5 +81,25 @@ impl Grouped<'_> {
             .execute(params![id, now, "closed"])?;
         }
         Ok(told)
+    }
+}
+
+/// The writes that also run alone, each in a commit of its own group.
+impl Store {
+    /// Names a follow (from a snapshot); a title already known is written again only when it changed.
+    /// Returns whether the name changed.
+    pub fn set_follow_title(&self, kind: FollowKind, id: &str, title: &str) -> Result<bool, StoreError> {
+        Grouped(&self.lock()).set_follow_title(kind, id, title).map_err(|e| self.err(e))
+    }
+
+    /// A hand-off's new version (see [`Grouped::record_handoff`]), in a commit of its own group.
+    pub fn record_handoff(&self, step: HandoffStep, account: &str, now: i64) -> Result<bool, StoreError> {
+        let HandoffStep { id, version, notice, silent, closes } = step;
+        let (id, notice, account) = (id.to_owned(), notice.cloned(), account.to_owned());
+        self.group
+            .write(&self.conn, move |c| {
+                Grouped(c).record_handoff(HandoffStep { id: &id, version, notice: notice.as_ref(), silent, closes }, &account, now)
+            })
+            .map_err(|e| self.err(e))
     }
 }

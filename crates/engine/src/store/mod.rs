@@ -35,7 +35,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::lock::Locked;
 use crate::notice::Source;
 use crate::policy::Reason;
-use crate::sql_word;
+use crate::words::sql_word;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

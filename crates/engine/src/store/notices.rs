@@ -11,7 +11,7 @@ use super::{SILENT, Store, StoreError, TOLD, UNTOLD, group};
 use crate::notice::{Notice, Source};
 use crate::policy::Reason;
 
-crate::text_enum! {
+crate::words::text_enum! {
     /// Where a notice is on its way to a banner: waiting (`untold`), done (`told`, whether or not
     /// a banner showed: `delivery` says), or never to be told (`silent`: it was already so when
     /// first seen).
