@@ -2,7 +2,7 @@
 //! Whatever the bytes, decoding answers or refuses with a reason, and never panics.
 
 use cmux_tray_engine::local::protocol::{self, Request};
-use cmux_tray_engine::terminal::Place;
+use cmux_tray_engine::place::Place;
 
 /// One input: returns, or panics on what the contract above forbids.
 pub fn check(data: &[u8]) {

@@ -1,9 +1,9 @@
 //! What the app's pages may ask of the engine. No network access from a page: everything goes
 //! through these.
 
-use cmux_tray_engine::store::Card;
+use cmux_tray_engine::store::{Card, StoredNotice};
 use cmux_tray_engine::view::TrayView;
-use cmux_tray_engine::view::history::{HistoryFilter, HistoryView};
+use cmux_tray_engine::view::history::{HandoffCard, HistoryFilter, HistoryView};
 use cmux_tray_engine::view::settings::{KeptIn, QuietWindowDraft, SettingsView};
 use cmux_tray_engine::view::signin::SignInView;
 use tauri::State;
@@ -28,29 +28,18 @@ pub fn history_view(state: State<'_, AppState>, filter: HistoryFilter) -> Result
 
 /// A terminal's notice whose click could not reach its terminal, for its card.
 #[tauri::command]
-pub fn notice(state: State<'_, AppState>, key: String) -> Result<Option<cmux_tray_engine::store::StoredNotice>, String> {
-    state.engine.store().notice(&key).map_err(text)
+pub fn notice(state: State<'_, AppState>, key: String) -> Result<Option<StoredNotice>, String> {
+    state.engine.notice(&key).map_err(text)
 }
 
 #[tauri::command]
 pub fn card(state: State<'_, AppState>, run_id: String) -> Result<Option<Card>, String> {
-    state.engine.store().card(&run_id).map_err(text)
-}
-
-/// A hand-off's card: its follow (title, state) and its turns as this app saw them.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HandoffCard {
-    follow: Option<cmux_tray_engine::store::FollowRow>,
-    turns: Vec<cmux_tray_engine::view::history::HistoryRow>,
+    state.engine.run_card(&run_id).map_err(text)
 }
 
 #[tauri::command]
 pub fn handoff_card(state: State<'_, AppState>, handoff_id: String) -> Result<HandoffCard, String> {
-    let store = state.engine.store();
-    let follow = store.follow(cmux_tray_engine::store::FollowKind::Handoff, &handoff_id).map_err(text)?;
-    let turns = state.engine.item_rows(&cmux_tray_engine::notice::handoff_item(&handoff_id)).map_err(text)?;
-    Ok(HandoffCard { follow, turns })
+    state.engine.handoff_card(&handoff_id).map_err(text)
 }
 
 /// Every delivery setting in words, the quiet-hours windows, whether they are on now, the pause.
@@ -134,7 +123,7 @@ pub async fn sign_in_start(state: State<'_, AppState>) -> Result<SignInStart, St
 #[tauri::command]
 pub async fn sign_in_wait(state: State<'_, AppState>) -> Result<SignInView, String> {
     let result = state.engine.device_finish(None).await;
-    Ok(cmux_tray_engine::view::signin::ended(result.as_ref().map(|me| me.email.clone())))
+    Ok(cmux_tray_engine::engine::sign_in_ended(&result))
 }
 
 /// Opens the sign-in page in the browser (the page itself has no network access).
@@ -263,5 +252,5 @@ pub async fn sign_in_with_token(state: State<'_, AppState>, token: String) -> Re
         return Err("paste a token first".into());
     }
     let result = state.engine.sign_in_with_token(token.to_string().into(), None).await;
-    Ok(cmux_tray_engine::view::signin::ended(result.as_ref().map(|me| me.email.clone())))
+    Ok(cmux_tray_engine::engine::sign_in_ended(&result))
 }

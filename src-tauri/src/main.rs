@@ -24,10 +24,10 @@ mod windows;
 
 use std::sync::Mutex;
 
-use cmux_tray_cli::host::Host;
 use cmux_tray_engine::EngineEvent;
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::lock::Locked;
+use cmux_tray_host::Host;
 use tauri::{Emitter, Manager, RunEvent};
 
 /// What every command and the tray share.

@@ -6,7 +6,6 @@
 //! it is.
 
 mod hook;
-pub mod host;
 mod notify;
 mod process;
 mod wrap;
@@ -523,7 +522,7 @@ fn environment() -> BTreeMap<String, String> {
 }
 
 async fn daemon(paths: &Paths) -> anyhow::Result<()> {
-    let host = match host::Host::start(paths, &environment(), cmux_tray_engine::desktop::Hearing::Nothing).await {
+    let host = match cmux_tray_host::Host::start(paths, &environment(), cmux_tray_engine::desktop::Hearing::Nothing).await {
         Ok(host) => host,
         Err(e) if !is_passing(&e) => {
             // Said once where the person looks: a banner, when a notification server is up.
@@ -531,7 +530,7 @@ async fn daemon(paths: &Paths) -> anyhow::Result<()> {
                 item: "app:cannot-start".into(),
                 notice_key: "app:cannot-start".into(),
                 title: "cmux-tray cannot start".into(),
-                body: cmux_tray_engine::notice::text::clean(&format!("{e:#}"), false),
+                body: cmux_tray_engine::text::clean(&format!("{e:#}"), false),
                 urgent: false,
                 sound: false,
                 replaces: None,
@@ -565,7 +564,7 @@ fn is_passing(e: &anyhow::Error) -> bool {
     });
     let refused_store = matches!(store, Some(StoreError::Corrupt { .. } | StoreError::TooNew { .. } | StoreError::Locked { .. }));
     let config = e.chain().any(|c| c.downcast_ref::<cmux_tray_engine::config::ConfigError>().is_some());
-    let taken = e.chain().any(|c| c.downcast_ref::<host::AlreadyRunning>().is_some());
+    let taken = e.chain().any(|c| c.downcast_ref::<cmux_tray_host::AlreadyRunning>().is_some());
     !(refused_store || config || taken)
 }
 
@@ -588,7 +587,7 @@ async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     }
     // Text from the cloud or an agent never reaches the terminal as escape sequences (a row
     // stored by an older version was not cleaned when it was made).
-    let t = |s: &str| cmux_tray_engine::notice::text::clean(s, false);
+    let t = |s: &str| cmux_tray_engine::text::clean(s, false);
     println!("engine: {}", if running { "running" } else { "not running" });
     if let Some(network) = &status.network {
         println!("cloud reached: {network}");

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved};
+use cmux_tray_engine::place::Place;
 use cmux_tray_engine::terminal;
 
 /// What to post.
@@ -50,7 +51,7 @@ pub fn resolve(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overri
 /// reports its session and posts asks tmux and the X server once).
 pub struct Caller {
     env: BTreeMap<String, String>,
-    place: tokio::sync::OnceCell<Option<terminal::Place>>,
+    place: tokio::sync::OnceCell<Option<Place>>,
 }
 
 impl Caller {
@@ -58,7 +59,7 @@ impl Caller {
         Caller { env, place: tokio::sync::OnceCell::new() }
     }
 
-    async fn place(&self) -> Option<&terminal::Place> {
+    async fn place(&self) -> Option<&Place> {
         self.place.get_or_init(|| terminal::of_caller(&self.env, std::process::id())).await.as_ref()
     }
 

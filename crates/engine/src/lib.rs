@@ -15,15 +15,19 @@
 //!   Unix socket, or a named pipe on Windows: `local::endpoint`).
 //! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it with the
 //!   platform's opener.
+//! - [`place`]: where a notice came from (a tmux pane, a kitty window …), checked: a leaf the
+//!   store and the notices carry.
 //! - [`terminal`]: where a notice came from (tmux, kitty, WezTerm, X11), bringing it forward, and
 //!   whether the person is looking at it.
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
 //! - [`view`]: what the tray menu and the windows show (icon state, history rows, settings in
 //!   words, relative times), derived purely; the pages render it.
+//! - [`status`]: what `status` shows, filled by the engine, read by the views and the CLI.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 //! - [`lock`]: the one way a mutex is taken.
 //! - [`private`]: folders 0700 and files 0600 from the moment they exist; no secret in a child.
+//! - [`text`]: hostile text from the cloud or an agent cleaned, one line, cut (every banner's words).
 //! - [`words`]: states, kinds and reasons declared once with their stored words (`text_enum!`).
 //!
 //! What differs per platform sits behind one seam per concern, one file per platform, chosen by
@@ -39,12 +43,15 @@ pub mod follow;
 pub mod local;
 pub mod lock;
 pub mod notice;
+pub mod place;
 pub mod policy;
 pub mod private;
 pub mod reveal;
 pub mod secrets;
+pub mod status;
 pub mod store;
 pub mod terminal;
+pub mod text;
 pub mod view;
 pub mod words;
 

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use cmux_tray_engine::clock::Clock;
 use cmux_tray_engine::desktop::Recording;
 use cmux_tray_engine::notice::local::LocalPost;
-use cmux_tray_engine::terminal::place::TmuxPane;
-use cmux_tray_engine::terminal::{Place, RevealError, Scripted};
+use cmux_tray_engine::place::Place;
+use cmux_tray_engine::place::TmuxPane;
+use cmux_tray_engine::terminal::{RevealError, Scripted};
 use cmux_tray_engine::{Engine, EngineEvent, EngineOptions};
 use common::*;
 

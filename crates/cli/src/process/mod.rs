@@ -5,9 +5,9 @@
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{Relay, ended_by_signal, raise_descriptor_limit, stdin_terminal, stop_requested};
+pub use unix::{Relay, ended_by_signal, stdin_terminal, stop_requested};
 
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-pub use windows::{Relay, ended_by_signal, raise_descriptor_limit, stdin_terminal, stop_requested};
+pub use windows::{Relay, ended_by_signal, stdin_terminal, stop_requested};

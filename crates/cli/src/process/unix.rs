@@ -1,6 +1,6 @@
-//! Unix: SIGTERM, `RLIMIT_NOFILE`, the tty on stdin, and signals relayed to a wrapped command.
+//! Unix: SIGTERM, the tty on stdin, and signals relayed to a wrapped command.
 
-use rustix::process::{Pid, Resource, Signal, getrlimit, kill_process, setrlimit};
+use rustix::process::{Pid, Signal, kill_process};
 use tokio::signal::unix::{SignalKind, signal};
 
 /// Returns when the daemon is asked to stop: SIGTERM (systemd, `kill`) or Ctrl-C.
@@ -9,21 +9,6 @@ pub async fn stop_requested() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
-    }
-}
-
-/// Over HTTP/1.1 (`[cloud] http = "1.1"`) every held wait is a socket, and Linux's soft limit is
-/// often 1,024: the soft descriptor limit goes up to the hard one, so 10,000 follows
-/// (docs/notices.md allows 20,000) fit. Where the platform refuses (macOS caps it below an
-/// unlimited hard limit), it stays.
-pub fn raise_descriptor_limit() {
-    let limit = getrlimit(Resource::Nofile);
-    if limit.current.is_some() && limit.current < limit.maximum.or(Some(u64::MAX)) {
-        let raised = rustix::process::Rlimit { current: limit.maximum, maximum: limit.maximum };
-        match setrlimit(Resource::Nofile, raised) {
-            Ok(()) => tracing::debug!(from = ?limit.current, to = ?limit.maximum, "descriptor limit raised"),
-            Err(e) => tracing::debug!(at = ?limit.current, "descriptor limit kept: {e}"),
-        }
     }
 }
 

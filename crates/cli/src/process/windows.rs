@@ -11,9 +11,6 @@ pub async fn stop_requested() {
     }
 }
 
-/// Windows limits handles per process far above 10,000 held waits: nothing to raise.
-pub fn raise_descriptor_limit() {}
-
 /// A Windows console has no device path to name it by.
 pub fn stdin_terminal() -> Option<String> {
     None

@@ -202,7 +202,7 @@ async fn tunnel(stream: &mut TcpStream, host: &str, port: u16, auth: Option<Stri
                     407 => Err("asks for a user name and password (407 Proxy Authentication Required): give them in the proxy's URL, \
                          http://user:password@host:port"
                         .into()),
-                    _ => Err(format!("refused a tunnel to {to}: {code} {}", crate::notice::text::clean(&reason, false))),
+                    _ => Err(format!("refused a tunnel to {to}: {code} {}", crate::text::clean(&reason, false))),
                 };
             }
             Ok(httparse::Status::Partial) if head.len() < TUNNEL_HEAD => {}

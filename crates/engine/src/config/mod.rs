@@ -81,11 +81,7 @@ impl Paths {
         dirs::state_dir().or_else(dirs::data_local_dir).unwrap_or_else(|| self.data_dir.clone()).join(APP).join("logs")
     }
 
-    /// The local socket (docs/local-socket.md "Where it lives"): `[local] socket_path`, else the
-    /// platform's place (the runtime directory's `cmux.sock`; a named pipe on Windows).
-    pub fn socket(&self) -> PathBuf {
-        self.socket_path.clone().unwrap_or_else(|| crate::local::endpoint::default_path(&self.runtime_dir))
-    }
+    // `Paths::socket` is the local socket's (local/endpoint), which knows each platform's place.
 }
 
 /// The settings the engine starts with.

@@ -25,7 +25,9 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc;
 use zbus::Variant as Value;
 
-use super::{Banner, BoxFuture, Click, Desktop, DesktopError, DesktopEvent};
+use futures_util::future::BoxFuture;
+
+use super::{Banner, Click, Desktop, DesktopError, DesktopEvent};
 use crate::lock::Locked;
 
 const DEST: &str = "org.freedesktop.Notifications";

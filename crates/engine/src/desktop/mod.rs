@@ -32,15 +32,12 @@ pub fn system(app_name: &str, hearing: Hearing) -> std::sync::Arc<dyn Desktop> {
     std::sync::Arc::new(native::Native::new(app_name, hearing))
 }
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Mutex;
 
 use crate::lock::Locked;
+use futures_util::future::BoxFuture;
 use serde::Serialize;
 use tokio::sync::mpsc;
-
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// One banner to show.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -21,7 +21,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use tokio::sync::mpsc;
 
-use super::{Banner, BoxFuture, Click, Desktop, DesktopError, DesktopEvent, Hearing};
+use futures_util::future::BoxFuture;
+
+use super::{Banner, Click, Desktop, DesktopError, DesktopEvent, Hearing};
 use crate::lock::Locked;
 
 pub struct Native {

@@ -9,8 +9,9 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
+use crate::place::Place;
 use crate::store::{FollowKind, StoredNotice};
-use crate::terminal::{Place, RevealError};
+use crate::terminal::RevealError;
 
 /// Where one click goes.
 enum Route {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::{Engine, EngineError};
 use crate::lock::Locked;
+use crate::place::Place;
 use crate::store::{SessionShown, StoredNotice};
-use crate::terminal::Place;
 
 /// How long one delivery pass waits for terminals to say what the person looks at. A terminal
 /// that takes longer (a stalled tmux server, an X server that does not answer) cannot tell, and

@@ -53,7 +53,8 @@ mod sign_in;
 mod status;
 mod views;
 
-pub use status::Status;
+pub use crate::status::Status;
+pub use views::sign_in_ended;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

@@ -3,8 +3,10 @@
 
 use super::{Engine, EngineError};
 use crate::lock::Locked;
-use crate::view::history::{HistoryFilter, HistoryRow, HistoryView};
+use crate::store::{Card, FollowKind, StoredNotice};
+use crate::view::history::{HandoffCard, HistoryFilter, HistoryRow, HistoryView};
 use crate::view::settings::{KeptIn, SettingsView};
+use crate::view::signin::{self, Ended, SignInView};
 
 /// How many notices the history window lists at most (the store keeps them `history_days`).
 const HISTORY_ROWS: usize = 500;
@@ -20,7 +22,7 @@ impl Engine {
         let store = &self.inner.store;
         let notices = store.recent_notices(HISTORY_ROWS)?;
         let follows = store.follows(200)?;
-        let opens = |n: &crate::store::StoredNotice| self.opens(n);
+        let opens = |n: &StoredNotice| self.opens(n);
         Ok(crate::view::history::history_view(&notices, &follows, filter, &opens, self.inner.clock.now_ms(), &local_zone()))
     }
 
@@ -29,6 +31,23 @@ impl Engine {
         let notices = self.inner.store.notices_for_item(item, 200)?;
         let (now, tz) = (self.inner.clock.now_ms(), local_zone());
         Ok(notices.iter().map(|n| crate::view::history::row(n, self.opens(n), now, &tz)).collect())
+    }
+
+    /// A notice as stored, for its card (a terminal's notice whose click could not reach it).
+    pub fn notice(&self, key: &str) -> Result<Option<StoredNotice>, EngineError> {
+        Ok(self.inner.store.notice(key)?)
+    }
+
+    /// An ended Run's card: what its banner's click opens.
+    pub fn run_card(&self, run_id: &str) -> Result<Option<Card>, EngineError> {
+        Ok(self.inner.store.card(run_id)?)
+    }
+
+    /// A hand-off's card: its follow (title, state) and its turns as this app saw them.
+    pub fn handoff_card(&self, handoff_id: &str) -> Result<HandoffCard, EngineError> {
+        let follow = self.inner.store.follow(FollowKind::Handoff, handoff_id)?;
+        let turns = self.item_rows(&crate::notice::handoff_item(handoff_id))?;
+        Ok(HandoffCard { follow, turns })
     }
 
     /// The settings window's model: every delivery setting in words, the quiet-hours editor's
@@ -57,4 +76,27 @@ impl Engine {
 /// The zone times are said in: the system's, read each time (a change applies at once).
 fn local_zone() -> jiff::tz::TimeZone {
     jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC)
+}
+
+/// How a sign-in ended, in the sign-in window's words.
+pub fn sign_in_ended(result: &Result<crate::cloud::Me, EngineError>) -> SignInView {
+    signin::ended(match result {
+        Ok(me) => Ended::SignedIn { email: me.email.clone() },
+        Err(EngineError::DeviceExpired) => Ended::Expired,
+        Err(e) => Ended::Refused { why: e.to_string() },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::signin::SignInState;
+
+    #[test]
+    fn a_sign_in_error_reads_as_the_window_says_it() {
+        assert_eq!(sign_in_ended(&Err(EngineError::DeviceExpired)).state, SignInState::Expired);
+        let refused = sign_in_ended(&Err(EngineError::SignIn(crate::cloud::CloudError::StaleToken)));
+        assert_eq!(refused.state, SignInState::Refused);
+        assert!(refused.detail.contains("refused (401)"), "{}", refused.detail);
+    }
 }

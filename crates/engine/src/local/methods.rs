@@ -9,8 +9,8 @@ use super::replies::{Replies, Write};
 use crate::cloud::{HandoffId, RunId};
 use crate::engine::{Engine, EngineError, SIGN_IN_RESTORE_WAIT};
 use crate::notice::local::LocalPost;
+use crate::place::Place;
 use crate::store::{SessionShown, StoredNotice};
-use crate::terminal::Place;
 
 /// What a connection knows about itself.
 pub struct Conn {

@@ -4,8 +4,8 @@
 //! whitespace-only subtitle or body is left out, never shown as a gap; the banner body is one
 //! line, cut at 200 characters at a word boundary.
 
-use super::text;
 use super::{LocalOrigin, Notice, Source};
+use crate::text;
 
 /// What a terminal sent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,8 +15,8 @@ pub struct LocalPost {
     pub body: String,
     pub workspace_id: Option<String>,
     pub surface_id: Option<String>,
-    /// The terminal it was sent from, checked (see [`crate::terminal::Place`]).
-    pub place: Option<crate::terminal::Place>,
+    /// The terminal it was sent from, checked (see [`crate::place::Place`]).
+    pub place: Option<crate::place::Place>,
 }
 
 /// A fresh cmux id: a UUID in cmux's form (upper case). Version 7, which starts with the time:

@@ -4,11 +4,11 @@
 //! Never does I/O; the store makes "at most once per key" durable.
 
 pub mod local;
-pub mod text;
 
 use serde::{Deserialize, Serialize};
 
 use crate::cloud::{Handoff, HandoffStatus, Outcome, Run};
+use crate::text;
 
 crate::words::text_enum! {
     /// Where a notice comes from; each source has its own settings and banner words.
@@ -55,7 +55,7 @@ pub struct LocalOrigin {
     pub surface_id: Option<String>,
     /// The terminal it came from (tmux pane, kitty window …), for the click and the focus rule.
     #[serde(default)]
-    pub place: Option<crate::terminal::Place>,
+    pub place: Option<crate::place::Place>,
 }
 
 /// The item key (one live banner each).

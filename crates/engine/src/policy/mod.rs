@@ -174,7 +174,7 @@ pub fn list_body(titles: &[String]) -> String {
         0 => shown.join(", "),
         more => format!("{} and {more} more", shown.join(", ")),
     };
-    crate::notice::text::cut(&body, crate::notice::text::MAX_BODY_CHARS)
+    crate::text::cut(&body, crate::text::MAX_BODY_CHARS)
 }
 
 #[cfg(test)]

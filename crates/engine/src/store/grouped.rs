@@ -36,7 +36,7 @@ impl Grouped<'_> {
         let tx = self.0;
         let outcome = run.outcome().and_then(|o| serde_json::to_value(o).ok()).and_then(|o| o.as_str().map(String::from));
         // The card shows the task with its lines; cleaned like every notice's words.
-        let task = crate::notice::text::clean(&run.task, true);
+        let task = crate::text::clean(&run.task, true);
         let receipt = run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default());
         let told = match notice {
             Some(n) => insert_notice(tx, n, Some(account), now, NoticeState::Untold)?,

@@ -12,7 +12,7 @@ use super::{LOCAL, Store, StoreError};
 pub struct SessionShown {
     pub workspace_id: Option<String>,
     pub surface_id: Option<String>,
-    pub place: Option<crate::terminal::Place>,
+    pub place: Option<crate::place::Place>,
 }
 
 impl Store {

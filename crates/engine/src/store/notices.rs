@@ -61,7 +61,7 @@ pub struct StoredNotice {
     pub failure: Option<String>,
     /// The terminal a local notice came from (schema 6; `None` before).
     #[serde(default)]
-    pub place: Option<crate::terminal::Place>,
+    pub place: Option<crate::place::Place>,
     /// Why the last click opened this card rather than the terminal ("tmux pane %3 is gone").
     #[serde(default)]
     pub reveal_note: Option<String>,
@@ -234,13 +234,13 @@ pub(super) fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>
     Ok(inserted == 1)
 }
 
-pub(super) fn place_json(place: Option<&crate::terminal::Place>) -> Option<String> {
+pub(super) fn place_json(place: Option<&crate::place::Place>) -> Option<String> {
     place.filter(|p| !p.is_empty()).and_then(|p| serde_json::to_string(p).ok())
 }
 
 /// A stored place; one that no longer reads (or checks) as a place is none: the click then opens
 /// the card, as for a place that is gone.
-pub(super) fn read_place(text: Option<String>) -> Option<crate::terminal::Place> {
-    let place: crate::terminal::Place = serde_json::from_str(&text?).ok()?;
+pub(super) fn read_place(text: Option<String>) -> Option<crate::place::Place> {
+    let place: crate::place::Place = serde_json::from_str(&text?).ok()?;
     place.check().is_ok().then_some(place)
 }

@@ -225,8 +225,8 @@ fn a_store_from_before_places_keeps_its_notices_and_sessions_and_takes_places_af
     let shown = out.session_shown("s1").unwrap().unwrap();
     assert_eq!((shown.workspace_id.as_deref(), shown.surface_id.as_deref(), shown.place.as_ref()), (Some("WS"), Some("SF"), None));
     // A report by place alone, and a notice with a place, after the migration.
-    let place = crate::terminal::Place {
-        tmux: Some(crate::terminal::place::TmuxPane { socket: "/tmp/t".into(), session: None, window: None, pane: "%3".into() }),
+    let place = crate::place::Place {
+        tmux: Some(crate::place::TmuxPane { socket: "/tmp/t".into(), session: None, window: None, pane: "%3".into() }),
         ..Default::default()
     };
     out.attach_session("s2", &SessionShown { place: Some(place.clone()), ..Default::default() }, 2).unwrap();

@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
-use super::place::KittyWindow;
 use super::process::{ToolError, run};
 use super::{Outcome, RevealError};
+use crate::place::KittyWindow;
 
 async fn kitty(w: &KittyWindow, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
     let mut all = vec!["@", "--to", &w.socket];

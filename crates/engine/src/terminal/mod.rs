@@ -4,11 +4,10 @@
 //! One seam, [`Terminals`], with the system's own implementation ([`System`]) built from one
 //! adapter per terminal layer, innermost first: `tmux` (a pane in a server), `kitty` (a window,
 //! over its remote control), `wezterm` (a pane, over `wezterm cli`), then `x11` (the terminal's
-//! top-level window, through the window manager). `place` is the checked record of where, and
-//! `process` what the adapters share (a process's ancestors, running a terminal's own tool).
+//! top-level window, through the window manager). `crate::place` is the checked record of
+//! where, and `process` what the adapters share (a process's ancestors, running a terminal's own tool).
 
 pub mod kitty;
-pub mod place;
 pub mod process;
 pub mod tmux;
 pub mod trust;
@@ -17,10 +16,10 @@ pub mod x11;
 
 use std::collections::BTreeMap;
 
-pub use place::Place;
+use crate::place::{self, Place};
 
-use crate::desktop::BoxFuture;
 use crate::lock::Locked;
+use futures_util::future::BoxFuture;
 
 /// Why a click could not bring the place forward.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -79,7 +79,7 @@ pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<S
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        let said = crate::notice::text::clean(&String::from_utf8_lossy(&out.stderr), false);
+        let said = crate::text::clean(&String::from_utf8_lossy(&out.stderr), false);
         let said = said.trim().chars().take(300).collect::<String>();
         Err(ToolError::Failed {
             program: program.into(),

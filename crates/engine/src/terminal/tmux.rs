@@ -2,9 +2,9 @@
 //! client to it; it is looked at when an attached client shows it. Everything goes through the
 //! `tmux` program on the pane's own server socket (`tmux -S`), with ids only (`%3`, `@2`).
 
-use super::place::TmuxPane;
 use super::process::{ToolError, run};
 use super::{Outcome, RevealError};
+use crate::place::TmuxPane;
 
 /// What a client of the server is showing.
 #[derive(Clone, Debug, PartialEq, Eq)]

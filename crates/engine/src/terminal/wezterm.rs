@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use super::place::WeztermPane;
 use super::process::{ToolError, run};
 use super::{Outcome, RevealError};
+use crate::place::WeztermPane;
 
 /// Whether `wezterm cli list --format json` lists the pane.
 pub fn lists_pane(list: &Value, pane: u64) -> bool {

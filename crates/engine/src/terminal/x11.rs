@@ -15,7 +15,7 @@ use x11rb::rust_connection::{DefaultStream, PollMode, RustConnection, Stream};
 use x11rb::utils::RawFdContainer;
 use x11rb::wrapper::ConnectionExt as _;
 
-use super::place::{X11Window, is_local_display};
+use crate::place::{X11Window, is_local_display};
 
 #[derive(Debug, thiserror::Error)]
 pub enum X11Error {

@@ -133,6 +133,14 @@ pub struct HistoryView {
     pub empty: String,
 }
 
+/// A hand-off's card: its follow (title, state) and its turns as this app saw them.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HandoffCard {
+    pub follow: Option<FollowRow>,
+    pub turns: Vec<HistoryRow>,
+}
+
 /// How long a row's line may be.
 pub const LINE: usize = 140;
 
@@ -166,7 +174,7 @@ pub fn row(n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> Histo
         kind,
         kind_label: kind.label(),
         title: n.title.clone(),
-        line: crate::notice::text::cut(n.body.lines().next().unwrap_or(""), LINE),
+        line: crate::text::cut(n.body.lines().next().unwrap_or(""), LINE),
         ago: words::ago(n.created_at, now_ms, tz),
         exact: words::exact(n.created_at, tz),
         unread: n.state == NoticeState::Told && n.read_at.is_none(),

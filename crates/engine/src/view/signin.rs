@@ -2,8 +2,6 @@
 
 use serde::Serialize;
 
-use crate::engine::EngineError;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SignInState {
@@ -31,20 +29,35 @@ pub fn waiting(expires_in_seconds: u64) -> SignInView {
     }
 }
 
-/// How a device sign-in ended.
-pub fn ended(result: Result<String, &EngineError>) -> SignInView {
-    match result {
-        Ok(email) => SignInView {
+/// How a sign-in ended, as the window tells it.
+pub enum Ended {
+    SignedIn {
+        email: String,
+    },
+    /// The code expired before it was confirmed.
+    Expired,
+    /// The cloud or the app refused it, with why.
+    Refused {
+        why: String,
+    },
+}
+
+/// How a sign-in ended, in words.
+pub fn ended(how: Ended) -> SignInView {
+    match how {
+        Ended::SignedIn { email } => SignInView {
             state: SignInState::Done,
             headline: format!("Signed in as {email}."),
             detail: "You can close this window: cmux-tray keeps you signed in.".into(),
         },
-        Err(EngineError::DeviceExpired) => SignInView {
+        Ended::Expired => SignInView {
             state: SignInState::Expired,
             headline: "This code expired before it was confirmed.".into(),
             detail: "Get a new code and confirm it in the browser.".into(),
         },
-        Err(e) => SignInView { state: SignInState::Refused, headline: "The sign-in did not go through.".into(), detail: e.to_string() },
+        Ended::Refused { why } => {
+            SignInView { state: SignInState::Refused, headline: "The sign-in did not go through.".into(), detail: why }
+        }
     }
 }
 
@@ -55,11 +68,10 @@ mod tests {
     #[test]
     fn each_end_reads_in_words() {
         assert_eq!(waiting(900).detail, "The code is good for 15 min.");
-        let done = ended(Ok("ada@example.com".into()));
+        let done = ended(Ended::SignedIn { email: "ada@example.com".into() });
         assert_eq!((done.state, done.headline.as_str()), (SignInState::Done, "Signed in as ada@example.com."));
-        assert_eq!(ended(Err(&EngineError::DeviceExpired)).state, SignInState::Expired);
-        let refused = ended(Err(&EngineError::SignIn(crate::cloud::CloudError::StaleToken)));
-        assert_eq!(refused.state, SignInState::Refused);
-        assert!(refused.detail.contains("refused (401)"), "{}", refused.detail);
+        assert_eq!(ended(Ended::Expired).state, SignInState::Expired);
+        let refused = ended(Ended::Refused { why: "the cloud refused (401)".into() });
+        assert_eq!((refused.state, refused.detail.as_str()), (SignInState::Refused, "the cloud refused (401)"));
     }
 }

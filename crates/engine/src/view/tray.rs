@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::engine::Status;
+use crate::status::Status;
 use crate::store::{FollowKind, NoticeState};
 
 /// The icon's state, most pressing first.
@@ -98,7 +98,7 @@ pub fn tray_view(status: &Status) -> TrayView {
         .take(MENU_FOLLOWS)
         .map(|f| MenuFollow {
             label: match (&f.title, f.kind) {
-                (Some(title), _) => crate::notice::text::cut(title, MENU_LABEL),
+                (Some(title), _) => crate::text::cut(title, MENU_LABEL),
                 (None, FollowKind::Run) => format!("Run {}", short(&f.id)),
                 (None, FollowKind::Handoff) => format!("Hand-off {}", short(&f.id)),
             },
@@ -111,10 +111,7 @@ pub fn tray_view(status: &Status) -> TrayView {
         .iter()
         .take(MENU_NOTICES)
         .map(|n| MenuNotice {
-            label: crate::notice::text::cut(
-                &if n.body.is_empty() { n.title.clone() } else { format!("{} — {}", n.title, n.body) },
-                MENU_LABEL,
-            ),
+            label: crate::text::cut(&if n.body.is_empty() { n.title.clone() } else { format!("{} — {}", n.title, n.body) }, MENU_LABEL),
             unread: n.read_at.is_none(),
             key: n.key.clone(),
         })

@@ -14,6 +14,14 @@ mod windows;
 #[cfg(windows)]
 pub use windows::{ClientStream, Listener, ServerStream, bind, connect, default_path, is_live};
 
+impl crate::config::Paths {
+    /// The local socket (docs/local-socket.md "Where it lives"): `[local] socket_path`, else the
+    /// platform's place (the runtime directory's `cmux.sock`; a named pipe on Windows).
+    pub fn socket(&self) -> std::path::PathBuf {
+        self.socket_path.clone().unwrap_or_else(|| default_path(&self.runtime_dir))
+    }
+}
+
 /// What `Listener::accept` hands over.
 pub enum Accepted {
     /// A peer that passed the platform's check (same uid; on Windows the pipe's ACL let it in).

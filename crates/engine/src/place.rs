@@ -176,7 +176,7 @@ pub fn is_local_display(d: &str) -> bool {
 
 /// What the caller's environment says about its terminal layers (no program is run and nothing
 /// is trusted: a value of the wrong shape is left out). The X11 window, and tmux's session and
-/// window, need a look outside the environment; [`super::of_caller`] adds them.
+/// window, need a look outside the environment; `terminal::of_caller` adds them.
 pub fn from_env(env: &BTreeMap<String, String>) -> Place {
     let get = |k: &str| env.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let mut place = Place::default();

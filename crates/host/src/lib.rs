@@ -3,6 +3,8 @@
 //! directory (a lock file), the freedesktop desktop, the secret store, the local socket, and the
 //! sign-in at start (`CMUX_TRAY_TOKEN`, else the saved sign-in). `stop` undoes it all.
 
+mod limits;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,7 +53,7 @@ impl Host {
         if lock.try_lock().is_err() {
             return Err(AlreadyRunning { data: paths.data_dir.clone(), lock: lock_path }.into());
         }
-        crate::process::raise_descriptor_limit();
+        crate::limits::raise_descriptor_limit();
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
         opts.config_file = Some(paths.config_file.clone());
         opts.network = settings.network();
