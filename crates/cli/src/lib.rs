@@ -44,7 +44,7 @@ enum Command {
     },
     /// Hand a Run or hand-off to the running engine to follow.
     Follow {
-        kind: Kind,
+        kind: ItemKind,
         /// `run_…` or `ho_…` + 20 hex digits.
         id: String,
     },
@@ -156,7 +156,7 @@ enum Agent {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Kind {
+enum ItemKind {
     Run,
     Handoff,
 }
@@ -227,8 +227,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Status { json } => status(&paths, json).await,
         Command::Follow { kind, id } => {
             let kind = match kind {
-                Kind::Run => RunId::parse(&id).map(|_| "run")?,
-                Kind::Handoff => HandoffId::parse(&id).map(|_| "handoff")?,
+                ItemKind::Run => RunId::parse(&id).map(|_| "run")?,
+                ItemKind::Handoff => HandoffId::parse(&id).map(|_| "handoff")?,
             };
             engine_request(&paths, "cloud.follow", json!({"kind": kind, "id": id})).await?;
             println!("following {id}");

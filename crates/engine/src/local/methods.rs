@@ -137,10 +137,10 @@ fn v1_post(conn: &Conn, command: &str, args: &str) -> Option<Result<LocalPost, S
 /// v2 `notification.create` and `notification.create_for_caller` from an authorised client: the
 /// notice to save, or what is wrong with its params. `None` for every other method.
 fn v2_post(conn: &Conn, method: &str, params: &Value) -> Option<Result<LocalPost, (&'static str, String)>> {
-    let (ws_key, sf_key) = match method {
+    let (ws_key, sf_key) = match Method::parse(method)? {
         _ if !conn.authorised => return None,
-        "notification.create" => ("workspace_id", "surface_id"),
-        "notification.create_for_caller" => ("preferred_workspace_id", "preferred_surface_id"),
+        Method::NotificationCreate => ("workspace_id", "surface_id"),
+        Method::NotificationCreateForCaller => ("preferred_workspace_id", "preferred_surface_id"),
         _ => return None,
     };
     let post = || {
@@ -235,7 +235,9 @@ fn required(params: &Value, key: &str) -> Result<String, (&'static str, String)>
 }
 
 async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> MethodResult {
-    if method == "auth.login" {
+    let word = method;
+    let method = Method::parse(word);
+    if method == Some(Method::AuthLogin) {
         let given = text(params, "password", "")?;
         return if conn.password.is_none() {
             Ok(json!({"authenticated": true, "required": false}))
@@ -248,14 +250,17 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
     if !conn.authorised {
         return Err(("auth_required", "authenticate first with auth.login".into()));
     }
+    let Some(method) = method else {
+        return Err(("method_not_found", format!("unknown method {word:?}")));
+    };
     match method {
-        "system.ping" => Ok(json!({"pong": true})),
-        "system.capabilities" => Ok(json!({
-            "methods": METHODS,
+        Method::SystemPing => Ok(json!({"pong": true})),
+        Method::SystemCapabilities => Ok(json!({
+            "methods": Method::ALL,
             "access_mode": if conn.password.is_some() { "password" } else { "user" },
         })),
         // `notification.create*` are saved by `answer_all` (`v2_post`).
-        "notification.list" => {
+        Method::NotificationList => {
             let limit = match params.get("limit") {
                 None | Some(Value::Null) => LIST_LIMIT,
                 Some(v) => v
@@ -268,7 +273,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             let items: Vec<Value> = list.iter().map(list_item).collect();
             Ok(json!({"notifications": items}))
         }
-        "notification.mark_read" => {
+        Method::NotificationMarkRead => {
             let all = params.get("all").and_then(Value::as_bool).unwrap_or(false);
             let id = optional(params, "id")?;
             if !all && id.is_none() {
@@ -282,11 +287,11 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             }
             Ok(json!({"marked_read": marked}))
         }
-        "notification.clear" => {
+        Method::NotificationClear => {
             engine.clear_local().await.map_err(internal)?;
             Ok(json!({}))
         }
-        "session.attach" => {
+        Method::SessionAttach => {
             let session = required(params, "session_id")?;
             let shown = SessionShown {
                 workspace_id: optional(params, "workspace_id")?,
@@ -299,7 +304,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             engine.attach_session(&session, &shown).map_err(internal)?;
             Ok(json!({}))
         }
-        "surface.focus" => {
+        Method::SurfaceFocus => {
             let ws = required(params, "workspace_id")?;
             let focused = params
                 .get("focused")
@@ -308,7 +313,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             engine.set_focus(&ws, optional(params, "surface_id")?.as_deref(), focused).await.map_err(internal)?;
             Ok(json!({}))
         }
-        "cloud.follow" => {
+        Method::CloudFollow => {
             let id = text(params, "id", "")?;
             let kind = text(params, "kind", "")?;
             let (run, handoff) = match kind.as_str() {
@@ -324,13 +329,13 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             }
             Ok(json!({"following": true}))
         }
-        "cloud.cancel" => {
+        Method::CloudCancel => {
             let id = RunId::parse(&text(params, "id", "")?).map_err(invalid)?;
             engine.account_ready(SIGN_IN_RESTORE_WAIT).await;
             engine.cancel_run(&id).await.map_err(engine_error)?;
             Ok(json!({"cancelled": true}))
         }
-        "delivery.pause" => {
+        Method::DeliveryPause => {
             // `until`: RFC 3339, or absent for "until resumed".
             let until = match optional(params, "until")? {
                 None => None,
@@ -339,65 +344,94 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             engine.pause(until).map_err(internal)?;
             Ok(json!({"paused": true, "until": until.map(|t| t.to_string())}))
         }
-        "delivery.resume" => {
+        Method::DeliveryResume => {
             engine.resume().map_err(internal)?;
             Ok(json!({"paused": false}))
         }
-        "account.device_start" => {
+        Method::AccountDeviceStart => {
             let start = engine.device_start().await.map_err(internal)?;
             Ok(serde_json::to_value(start).unwrap_or_default())
         }
-        "account.device_wait" => {
+        Method::AccountDeviceWait => {
             let team = optional(params, "team")?.map(|t| crate::cloud::TeamId::parse(&t)).transpose().map_err(invalid)?;
             let me = engine.device_finish(team).await.map_err(internal)?;
             Ok(json!({"email": me.email, "userId": me.user_id}))
         }
-        "account.sign_in_token" => {
+        Method::AccountSignInToken => {
             let token = required(params, "access_token")?;
             let team = optional(params, "team")?.map(|t| crate::cloud::TeamId::parse(&t)).transpose().map_err(invalid)?;
             let me = engine.sign_in_with_token(SecretString::from(token), team).await.map_err(internal)?;
             Ok(json!({"email": me.email, "userId": me.user_id}))
         }
-        "account.sign_out" => {
+        Method::AccountSignOut => {
             engine.sign_out().await.map_err(internal)?;
             Ok(json!({"signedOut": true}))
         }
-        "tray.status" => serde_json::to_value(engine.status().map_err(internal)?).map_err(internal),
-        "tray.view" => serde_json::to_value(engine.tray_view().map_err(internal)?).map_err(internal),
-        "tray.mark_all_read" => Ok(json!({"marked_read": engine.mark_all_read().await.map_err(internal)?})),
-        "settings.reload" => {
+        Method::TrayStatus => serde_json::to_value(engine.status().map_err(internal)?).map_err(internal),
+        Method::TrayView => serde_json::to_value(engine.tray_view().map_err(internal)?).map_err(internal),
+        Method::TrayMarkAllRead => Ok(json!({"marked_read": engine.mark_all_read().await.map_err(internal)?})),
+        Method::SettingsReload => {
             engine.reload_delivery_settings();
             let problem = engine.delivery_settings_problem();
             Ok(json!({"reloaded": problem.is_none(), "problem": problem}))
         }
-        _ => Err(("method_not_found", format!("unknown method {method:?}"))),
+        // Answered by `answer_all` with their batch (`v2_post`); login above.
+        Method::AuthLogin | Method::NotificationCreate | Method::NotificationCreateForCaller => {
+            Err(("internal_error", format!("{method} is answered with its batch")))
+        }
     }
 }
 
-const METHODS: &[&str] = &[
-    "auth.login",
-    "system.ping",
-    "system.capabilities",
-    "notification.create",
-    "notification.create_for_caller",
-    "notification.list",
-    "notification.mark_read",
-    "notification.clear",
-    "session.attach",
-    "surface.focus",
-    "cloud.follow",
-    "cloud.cancel",
-    "account.device_start",
-    "account.device_wait",
-    "account.sign_in_token",
-    "account.sign_out",
-    "delivery.pause",
-    "delivery.resume",
-    "settings.reload",
-    "tray.status",
-    "tray.view",
-    "tray.mark_all_read",
-];
+crate::words::text_enum! {
+    /// A v2 method (docs/local-socket.md), declared once: the dispatch matches on it and
+    /// `system.capabilities` lists it, in this order.
+    pub enum Method {
+        /// Password mode: the password, before anything else.
+        AuthLogin = "auth.login",
+        /// Is the engine there.
+        SystemPing = "system.ping",
+        /// The methods and the access mode.
+        SystemCapabilities = "system.capabilities",
+        /// A notice, with the cmux surface it came from (saved with its batch).
+        NotificationCreate = "notification.create",
+        /// A notice, with the caller's terminal place (saved with its batch).
+        NotificationCreateForCaller = "notification.create_for_caller",
+        /// The newest local notices.
+        NotificationList = "notification.list",
+        /// Marks one local notice read, or all.
+        NotificationMarkRead = "notification.mark_read",
+        /// Forgets every local notice and takes their banners away.
+        NotificationClear = "notification.clear",
+        /// A terminal shows a cloud session: its banners come back here.
+        SessionAttach = "session.attach",
+        /// The person looks at a cmux surface: its notices are read.
+        SurfaceFocus = "surface.focus",
+        /// Follow a Run or a hand-off.
+        CloudFollow = "cloud.follow",
+        /// Cancel a Run from here: its end tells nothing.
+        CloudCancel = "cloud.cancel",
+        /// Start a device sign-in.
+        AccountDeviceStart = "account.device_start",
+        /// Wait for the device sign-in to be confirmed.
+        AccountDeviceWait = "account.device_wait",
+        /// Sign in with an access token (kept in memory).
+        AccountSignInToken = "account.sign_in_token",
+        /// Sign out and forget the saved sign-in.
+        AccountSignOut = "account.sign_out",
+        /// Pause banners until a time, or until resumed.
+        DeliveryPause = "delivery.pause",
+        /// Resume banners.
+        DeliveryResume = "delivery.resume",
+        /// Read the config file again.
+        SettingsReload = "settings.reload",
+        /// What `status` shows.
+        TrayStatus = "tray.status",
+        /// What the tray shows.
+        TrayView = "tray.view",
+        /// Marks every notice read.
+        TrayMarkAllRead = "tray.mark_all_read",
+    }
+}
 
 /// The body as the terminal sent it. A notice stored before schema 4 kept only the banner body
 /// (subtitle joined in, cut at 200 characters): the subtitle is taken off that.

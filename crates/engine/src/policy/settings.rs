@@ -89,7 +89,7 @@ pub struct SettingError {
 
 /// The kinds of value a key takes (for `config set` and the settings window).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum ValueKind {
     Bool,
     Seconds,
     Count,
@@ -99,27 +99,27 @@ pub enum Kind {
 }
 
 /// Every key of `[delivery]`, dotted, with its kind.
-pub const KEYS: &[(&str, Kind)] = &[
-    ("delivery.banners", Kind::Bool),
-    ("delivery.sounds", Kind::Bool),
-    ("delivery.sound_cooldown", Kind::Seconds),
-    ("delivery.coalesce_count", Kind::Count),
-    ("delivery.coalesce_window", Kind::Seconds),
-    ("delivery.attention", Kind::Bool),
-    ("delivery.runs.banner", Kind::Bool),
-    ("delivery.runs.sound", Kind::Bool),
-    ("delivery.handoffs.banner", Kind::Bool),
-    ("delivery.handoffs.sound", Kind::Bool),
-    ("delivery.local.banner", Kind::Bool),
-    ("delivery.local.sound", Kind::Bool),
-    ("delivery.quiet_hours.enabled", Kind::Bool),
-    ("delivery.quiet_hours.windows", Kind::Windows),
-    ("delivery.quiet_hours.needs_you_breaks_through", Kind::Bool),
-    ("delivery.quiet_hours.time_zone", Kind::TimeZone),
-    ("delivery.history_days", Kind::Days),
+pub const KEYS: &[(&str, ValueKind)] = &[
+    ("delivery.banners", ValueKind::Bool),
+    ("delivery.sounds", ValueKind::Bool),
+    ("delivery.sound_cooldown", ValueKind::Seconds),
+    ("delivery.coalesce_count", ValueKind::Count),
+    ("delivery.coalesce_window", ValueKind::Seconds),
+    ("delivery.attention", ValueKind::Bool),
+    ("delivery.runs.banner", ValueKind::Bool),
+    ("delivery.runs.sound", ValueKind::Bool),
+    ("delivery.handoffs.banner", ValueKind::Bool),
+    ("delivery.handoffs.sound", ValueKind::Bool),
+    ("delivery.local.banner", ValueKind::Bool),
+    ("delivery.local.sound", ValueKind::Bool),
+    ("delivery.quiet_hours.enabled", ValueKind::Bool),
+    ("delivery.quiet_hours.windows", ValueKind::Windows),
+    ("delivery.quiet_hours.needs_you_breaks_through", ValueKind::Bool),
+    ("delivery.quiet_hours.time_zone", ValueKind::TimeZone),
+    ("delivery.history_days", ValueKind::Days),
 ];
 
-pub fn kind_of(key: &str) -> Option<Kind> {
+pub fn kind_of(key: &str) -> Option<ValueKind> {
     KEYS.iter().find(|(k, _)| *k == key).map(|(_, kind)| *kind)
 }
 
@@ -265,28 +265,28 @@ pub fn value_for(key: &str, text: &str) -> Result<toml::Value, SettingError> {
         allowed: format!("unknown key; known keys: {}", KEYS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")),
     })?;
     let v = match kind {
-        Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
+        ValueKind::Bool => match text.trim().to_ascii_lowercase().as_str() {
             "true" | "on" | "yes" | "1" => toml::Value::Boolean(true),
             "false" | "off" | "no" | "0" => toml::Value::Boolean(false),
             _ => toml::Value::String(text.into()),
         },
-        Kind::Seconds | Kind::Count | Kind::Days => match text.trim().parse::<i64>() {
+        ValueKind::Seconds | ValueKind::Count | ValueKind::Days => match text.trim().parse::<i64>() {
             Ok(n) => toml::Value::Integer(n),
             Err(_) => text.trim().parse::<f64>().map(toml::Value::Float).unwrap_or(toml::Value::String(text.into())),
         },
-        Kind::Windows => {
+        ValueKind::Windows => {
             toml::Value::Array(text.split(';').map(str::trim).filter(|w| !w.is_empty()).map(|w| toml::Value::String(w.into())).collect())
         }
-        Kind::TimeZone => toml::Value::String(text.trim().into()),
+        ValueKind::TimeZone => toml::Value::String(text.trim().into()),
     };
     // Check it the way the file will be read.
     let check = match kind {
-        Kind::Bool => boolean(key, &v).map(drop),
-        Kind::Seconds => seconds(key, &v).map(drop),
-        Kind::Count => count(key, &v).map(drop),
-        Kind::Windows => windows(key, &v).map(drop),
-        Kind::TimeZone => time_zone(key, &v).map(drop),
-        Kind::Days => days(key, &v).map(drop),
+        ValueKind::Bool => boolean(key, &v).map(drop),
+        ValueKind::Seconds => seconds(key, &v).map(drop),
+        ValueKind::Count => count(key, &v).map(drop),
+        ValueKind::Windows => windows(key, &v).map(drop),
+        ValueKind::TimeZone => time_zone(key, &v).map(drop),
+        ValueKind::Days => days(key, &v).map(drop),
     };
     check.map(|()| v)
 }

@@ -13,41 +13,41 @@ use crate::store::{FollowKind, FollowRow, NoticeState, StoredNotice};
 /// What kind of notice a row is, as the history's icons and filter name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+pub enum NoticeKind {
     Run,
     Handoff,
     Terminal,
     App,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Run, Kind::Handoff, Kind::Terminal, Kind::App];
+impl NoticeKind {
+    pub const ALL: [NoticeKind; 4] = [NoticeKind::Run, NoticeKind::Handoff, NoticeKind::Terminal, NoticeKind::App];
 
-    fn of(n: &StoredNotice) -> Kind {
+    fn of(n: &StoredNotice) -> NoticeKind {
         match n.source {
-            Source::Run => Kind::Run,
-            Source::Handoff => Kind::Handoff,
-            Source::Local => Kind::Terminal,
-            Source::App => Kind::App,
+            Source::Run => NoticeKind::Run,
+            Source::Handoff => NoticeKind::Handoff,
+            Source::Local => NoticeKind::Terminal,
+            Source::App => NoticeKind::App,
         }
     }
 
     pub fn label(self) -> &'static str {
         match self {
-            Kind::Run => "Run",
-            Kind::Handoff => "Hand-off",
-            Kind::Terminal => "Terminal",
-            Kind::App => "cmux-tray",
+            NoticeKind::Run => "Run",
+            NoticeKind::Handoff => "Hand-off",
+            NoticeKind::Terminal => "Terminal",
+            NoticeKind::App => "cmux-tray",
         }
     }
 
     /// As the filter lists them.
     pub fn plural(self) -> &'static str {
         match self {
-            Kind::Run => "Runs",
-            Kind::Handoff => "Hand-offs",
-            Kind::Terminal => "Terminals",
-            Kind::App => "cmux-tray",
+            NoticeKind::Run => "Runs",
+            NoticeKind::Handoff => "Hand-offs",
+            NoticeKind::Terminal => "Terminals",
+            NoticeKind::App => "cmux-tray",
         }
     }
 }
@@ -57,14 +57,14 @@ impl Kind {
 pub struct HistoryFilter {
     /// One kind, or every kind.
     #[serde(default)]
-    pub kind: Option<Kind>,
+    pub kind: Option<NoticeKind>,
     /// Words the title or body holds (any case); empty matches all.
     #[serde(default)]
     pub query: String,
 }
 
 impl HistoryFilter {
-    fn keeps(&self, kind: Kind, n: &StoredNotice) -> bool {
+    fn keeps(&self, kind: NoticeKind, n: &StoredNotice) -> bool {
         let query = self.query.trim().to_lowercase();
         self.kind.is_none_or(|k| k == kind)
             && (query.is_empty() || query.split_whitespace().all(|w| format!("{}\n{}", n.title, n.body).to_lowercase().contains(w)))
@@ -75,7 +75,7 @@ impl HistoryFilter {
 #[serde(rename_all = "camelCase")]
 pub struct HistoryRow {
     pub key: String,
-    pub kind: Kind,
+    pub kind: NoticeKind,
     pub kind_label: &'static str,
     pub title: String,
     /// The body's first line, cut to fit one line.
@@ -106,7 +106,7 @@ pub struct HistoryDay {
 pub struct FollowLine {
     /// `run:<id>` or `handoff:<id>`.
     pub item: String,
-    pub kind: Kind,
+    pub kind: NoticeKind,
     pub title: String,
     /// "Running for 12 min", "Open for 2 h 5 min".
     pub state: String,
@@ -117,7 +117,7 @@ pub struct FollowLine {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KindChoice {
-    pub kind: Option<Kind>,
+    pub kind: Option<NoticeKind>,
     pub label: String,
     pub count: usize,
 }
@@ -153,10 +153,10 @@ pub fn no_banner(n: &StoredNotice) -> Option<String> {
     }
     Some(match n.delivery? {
         Reason::Shown => return None,
-        Reason::Off => format!("No banner: banners for {} were off", Kind::of(n).plural().to_lowercase()),
+        Reason::Off => format!("No banner: banners for {} were off", NoticeKind::of(n).plural().to_lowercase()),
         Reason::Paused => "No banner: notifications were paused".into(),
         Reason::QuietHours => "No banner: quiet hours were on".into(),
-        Reason::Focused if Kind::of(n) == Kind::Terminal => "No banner: you were looking at its terminal".into(),
+        Reason::Focused if NoticeKind::of(n) == NoticeKind::Terminal => "No banner: you were looking at its terminal".into(),
         Reason::Focused => "No banner: you were looking at it".into(),
         Reason::Coalesced => "Grouped with others into one banner".into(),
         Reason::NotShown => match &n.failure {
@@ -168,7 +168,7 @@ pub fn no_banner(n: &StoredNotice) -> Option<String> {
 
 /// One notice as the history shows it; `opens` is what a click on it opens, in words.
 pub fn row(n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> HistoryRow {
-    let kind = Kind::of(n);
+    let kind = NoticeKind::of(n);
     HistoryRow {
         key: n.key.clone(),
         kind,
@@ -196,7 +196,7 @@ pub fn history_view(
 ) -> HistoryView {
     let mut days: Vec<HistoryDay> = Vec::new();
     for n in notices {
-        let kind = Kind::of(n);
+        let kind = NoticeKind::of(n);
         if !filter.keeps(kind, n) {
             continue;
         }
@@ -207,9 +207,9 @@ pub fn history_view(
             _ => days.push(HistoryDay { label, rows: vec![row] }),
         }
     }
-    let count = |k: Option<Kind>| notices.iter().filter(|n| k.is_none_or(|k| Kind::of(n) == k)).count();
+    let count = |k: Option<NoticeKind>| notices.iter().filter(|n| k.is_none_or(|k| NoticeKind::of(n) == k)).count();
     let mut kinds = vec![KindChoice { kind: None, label: "All".into(), count: count(None) }];
-    kinds.extend(Kind::ALL.into_iter().map(|k| KindChoice { kind: Some(k), label: k.plural().into(), count: count(Some(k)) }));
+    kinds.extend(NoticeKind::ALL.into_iter().map(|k| KindChoice { kind: Some(k), label: k.plural().into(), count: count(Some(k)) }));
     let empty = if notices.is_empty() {
         "No notices yet. A Run's end, a hand-off's turn and a terminal's news will be listed here.".into()
     } else if filter.query.trim().is_empty() {
@@ -222,8 +222,8 @@ pub fn history_view(
         .filter(|f| f.ended_at.is_none())
         .map(|f| {
             let (kind, state) = match f.kind {
-                FollowKind::Run => (Kind::Run, "Running"),
-                FollowKind::Handoff => (Kind::Handoff, "Open"),
+                FollowKind::Run => (NoticeKind::Run, "Running"),
+                FollowKind::Handoff => (NoticeKind::Handoff, "Open"),
             };
             FollowLine {
                 item: format!("{}:{}", f.kind.as_str(), f.id),
@@ -315,18 +315,18 @@ mod tests {
             },
         ];
         let keys = |v: &HistoryView| v.days.iter().flat_map(|d| d.rows.iter().map(|r| r.key.clone())).collect::<Vec<_>>();
-        assert_eq!(keys(&view(&notices, &HistoryFilter { kind: Some(Kind::Run), query: String::new() })), ["run:b", "run:c"]);
+        assert_eq!(keys(&view(&notices, &HistoryFilter { kind: Some(NoticeKind::Run), query: String::new() })), ["run:b", "run:c"]);
         assert_eq!(
             keys(&view(&notices, &HistoryFilter { kind: None, query: " RELEASE ".into() })),
             ["run:b", "run:c"],
             "title or body, any case"
         );
         assert_eq!(keys(&view(&notices, &HistoryFilter { kind: None, query: "release notes".into() })), ["run:b"], "every word");
-        let none = view(&notices, &HistoryFilter { kind: Some(Kind::Terminal), query: "release".into() });
+        let none = view(&notices, &HistoryFilter { kind: Some(NoticeKind::Terminal), query: "release".into() });
         assert!(none.days.is_empty());
         assert_eq!(none.empty, "Nothing matches “release”.");
         assert_eq!(
-            view(&notices, &HistoryFilter { kind: Some(Kind::Handoff), query: String::new() }).empty,
+            view(&notices, &HistoryFilter { kind: Some(NoticeKind::Handoff), query: String::new() }).empty,
             "No hand-offs in the history."
         );
     }

@@ -16,6 +16,6 @@ pub mod signin;
 pub mod tray;
 pub mod words;
 
-pub use history::{HistoryFilter, HistoryView, Kind};
+pub use history::{HistoryFilter, HistoryView, NoticeKind};
 pub use settings::SettingsView;
 pub use tray::{Icon, MENU_FOLLOWS, MENU_LABEL, MENU_NOTICES, MenuFollow, MenuNotice, MenuTeam, TrayView, tray_view};
