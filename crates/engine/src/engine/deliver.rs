@@ -25,7 +25,7 @@ use crate::desktop::{Banner, DesktopError};
 use crate::lock::Locked;
 use crate::notice::{Notice, Source};
 use crate::policy::{self, Candidate, Moment, Reason};
-use crate::store::StoredNotice;
+use crate::store::{StoreError, StoredNotice};
 
 /// A banner the server refuses is tried this often before it is set aside.
 pub const MAX_TRIES: u32 = 3;
@@ -64,6 +64,18 @@ fn ts(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
+/// Why a delivery pass stopped short; the pass is tried again after `desktop_retry`.
+#[derive(Debug, thiserror::Error)]
+enum DeliverError {
+    #[error("the store: {0}")]
+    Store(#[from] StoreError),
+    #[error("no notification server answered: {0}")]
+    NoServer(String),
+    /// The banner is up but not saved as told: it is remembered in memory, never posted twice.
+    #[error("banner {banner} is shown but could not be saved as told: {why}")]
+    ShownNotSaved { banner: u32, why: StoreError },
+}
+
 impl Engine {
     pub(super) fn spawn_deliverer(&self) {
         let this = self.clone();
@@ -97,7 +109,7 @@ impl Engine {
     }
 
     /// One pass. Returns when to look again without being woken (a burst settling, a hold ending).
-    async fn deliver_once(&self, looked: &mut Looked) -> Result<Pass, String> {
+    async fn deliver_once(&self, looked: &mut Looked) -> Result<Pass, DeliverError> {
         // Keys first: while a burst settles this is all a pass reads, and only the new ones.
         let whole = !std::mem::take(&mut looked.settling);
         if whole {
@@ -105,7 +117,7 @@ impl Engine {
         }
         let after = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let start = looked.keys.len();
-        looked.keys.extend(self.off_thread(move |o| o.untold_keys_except(Source::App, after)).await.map_err(|e| e.to_string())?);
+        looked.keys.extend(self.off_thread(move |o| o.untold_keys_except(Source::App, after)).await?);
         let (chain, leading) = match self.settling(&looked.keys[start..], whole) {
             Verdict::Wait(wait) => {
                 looked.settling = true;
@@ -115,13 +127,8 @@ impl Engine {
         };
         // What the verdict saw: a notice saved since then settles in the next pass.
         let seen = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
-        let untold: Vec<StoredNotice> = self
-            .off_thread(|o| o.untold())
-            .await
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .filter(|n| n.source == Source::App || n.seq <= seen)
-            .collect();
+        let untold: Vec<StoredNotice> =
+            self.off_thread(|o| o.untold()).await?.into_iter().filter(|n| n.source == Source::App || n.seq <= seen).collect();
         let now_ms = self.inner.clock.now_ms();
         let settings = self.delivery_settings();
         let tz = self.time_zone(&settings);
@@ -158,7 +165,7 @@ impl Engine {
         // Steps 5–6 per source: a burst becomes one banner; at most one sound per cooldown.
         for (_, (source, batch)) in eligible {
             let since = now_ms - settings.coalesce_window.as_millis() as i64;
-            let recent = self.off_thread(move |o| o.shown_since(source, since)).await.map_err(|e| e.to_string())?;
+            let recent = self.off_thread(move |o| o.shown_since(source, since)).await?;
             let sound = self.take_sound(&settings, source, now_ms);
             if policy::coalesces(&settings, batch.len(), recent) {
                 // The burst's leading notice, told alone a moment ago: its banner becomes the burst's.
@@ -177,8 +184,7 @@ impl Engine {
                         o.coalesce(&keys, folded.as_deref(), &banner, now_ms)?;
                         o.notice(&banner.key)
                     })
-                    .await
-                    .map_err(|e| e.to_string())?;
+                    .await?;
                 if let Some(stored) = stored {
                     let replaces = leader.and_then(|l| l.banner_id);
                     retry |= !self.show_replacing(&stored, sound, settings.attention, replaces).await?;
@@ -202,7 +208,7 @@ impl Engine {
                     .min(HOLD_RECHECK),
             ),
             None => {
-                let held = self.off_thread(|o| o.held_unsummarized()).await.map_err(|e| e.to_string())?;
+                let held = self.off_thread(|o| o.held_unsummarized()).await?;
                 if !held.is_empty() {
                     let reason = if held.iter().all(|n| n.delivery == Some(Reason::Paused)) { Reason::Paused } else { Reason::QuietHours };
                     let titles: Vec<String> = held.iter().map(|n| n.title.clone()).collect();
@@ -218,8 +224,7 @@ impl Engine {
                             o.summarize(&keys, &summary, now_ms)?;
                             o.notice(&summary.key)
                         })
-                        .await
-                        .map_err(|e| e.to_string())?;
+                        .await?;
                     if let Some(stored) = stored {
                         retry |= !self.show(&stored, false, settings.attention).await?;
                     }
@@ -234,9 +239,9 @@ impl Engine {
     }
 
     /// A notice the policy keeps from a banner, saved as decided, with why.
-    async fn recorded_without_banner(&self, n: &StoredNotice, reason: Reason, now_ms: i64) -> Result<(), String> {
+    async fn recorded_without_banner(&self, n: &StoredNotice, reason: Reason, now_ms: i64) -> Result<(), DeliverError> {
         let key = n.key.clone();
-        self.off_thread(move |o| o.mark_told(&key, None, reason, false, now_ms)).await.map_err(|e| e.to_string())?;
+        self.off_thread(move |o| o.mark_told(&key, None, reason, false, now_ms)).await?;
         tracing::info!(key = %n.key, reason = reason.as_str(), "recorded without a banner");
         self.changed();
         Ok(())
@@ -252,10 +257,10 @@ impl Engine {
     }
 
     /// The notice of `source` told alone at the head of `chain`, while its banner is still up.
-    async fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, String> {
+    async fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, DeliverError> {
         let leader = self.inner.leaders.locked().remove(&source);
         let Some((_, key)) = leader.filter(|(c, _)| *c == chain) else { return Ok(None) };
-        let n = self.off_thread(move |o| o.notice(&key)).await.map_err(|e| e.to_string())?;
+        let n = self.off_thread(move |o| o.notice(&key)).await?;
         Ok(n.filter(|n| n.banner_id.is_some() && n.read_at.is_none() && n.delivery == Some(Reason::Shown)))
     }
 
@@ -273,12 +278,12 @@ impl Engine {
     /// is the setting in force for this pass (the urgency hint for `needs-you`). Returns whether
     /// it was decided (told, or set aside after its last try); `false` when the server refused it
     /// and it waits for another try. An error stops the pass: no server, or the store failing.
-    async fn show(&self, n: &StoredNotice, sound: bool, attention: bool) -> Result<bool, String> {
+    async fn show(&self, n: &StoredNotice, sound: bool, attention: bool) -> Result<bool, DeliverError> {
         self.show_replacing(n, sound, attention, None).await
     }
 
     /// `show`, taking the place of banner `replaces` rather than the item's own live one.
-    async fn show_replacing(&self, n: &StoredNotice, sound: bool, attention: bool, replaces: Option<u32>) -> Result<bool, String> {
+    async fn show_replacing(&self, n: &StoredNotice, sound: bool, attention: bool, replaces: Option<u32>) -> Result<bool, DeliverError> {
         // Posted before, but not saved as told: save it now, never post it again.
         let posted = self.inner.unrecorded.locked().get(&n.key).copied();
         let id = match posted {
@@ -295,13 +300,13 @@ impl Engine {
                         Some(id) => Some(id),
                         None => {
                             let item = n.item.clone();
-                            self.off_thread(move |o| o.live_banner(&item)).await.map_err(|e| e.to_string())?
+                            self.off_thread(move |o| o.live_banner(&item)).await?
                         }
                     },
                 };
                 match self.inner.desktop.post(&banner).await {
                     Ok(id) => id,
-                    Err(DesktopError::Unavailable(why)) => return Err(format!("no notification server answered: {why}")),
+                    Err(DesktopError::Unavailable(why)) => return Err(DeliverError::NoServer(why)),
                     Err(DesktopError::Refused(why)) => return self.refused(n, &why).await,
                 }
             }
@@ -312,7 +317,7 @@ impl Engine {
             self.inner.unrecorded.locked().insert(n.key.clone(), id);
             self.note_problem(format!("Could not save to {}: {e}", self.inner.store.path().display()));
             self.changed();
-            return Err(format!("banner {id} is shown but could not be saved as told: {e}"));
+            return Err(DeliverError::ShownNotSaved { banner: id, why: e });
         }
         self.inner.unrecorded.locked().remove(&n.key);
         tracing::info!(key = %n.key, banner = id, sound, "told");
@@ -322,7 +327,7 @@ impl Engine {
 
     /// The server refused this banner: another try with the next pass, or, after the last, set
     /// aside with why (the history and `status` say it). Returns whether it was decided.
-    async fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, String> {
+    async fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, DeliverError> {
         let tries = {
             let mut tries = self.inner.tries.locked();
             let t = tries.entry(n.key.clone()).or_insert(0);
@@ -334,7 +339,7 @@ impl Engine {
             return Ok(false);
         }
         let (key, reason, now_ms) = (n.key.clone(), why.to_string(), self.inner.clock.now_ms());
-        self.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await.map_err(|e| e.to_string())?;
+        self.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await?;
         self.inner.tries.locked().remove(&n.key);
         tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
         self.note_problem(format!("A banner could not be shown (\"{}\"): {why}", n.title));

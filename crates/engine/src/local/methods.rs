@@ -4,7 +4,7 @@
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
-use super::protocol::{self, Request};
+use super::protocol::{self, ErrorCode, MethodError, Request};
 use super::replies::{Replies, Write};
 use crate::cloud::{HandoffId, RunId};
 use crate::engine::{Engine, EngineError, SIGN_IN_RESTORE_WAIT};
@@ -66,7 +66,7 @@ pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[Str
                 };
                 match result {
                     Ok(result) => protocol::v2_ok(&id, result),
-                    Err((code, message)) => protocol::v2_error(Some(&id), code, &message),
+                    Err(e) => protocol::v2_error(Some(&id), e.code, &e.message),
                 }
             }
         };
@@ -106,7 +106,7 @@ async fn save(engine: &Engine, posts: &mut Vec<Post>, replies: &mut [Option<Stri
                 let origin = n.local.unwrap_or_default();
                 protocol::v2_ok(&id, json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
             }
-            (Asked::V2 { id }, Err(e)) => protocol::v2_error(Some(&id), "internal_error", &e.to_string()),
+            (Asked::V2 { id }, Err(e)) => protocol::v2_error(Some(&id), ErrorCode::InternalError, &e.to_string()),
         });
     }
 }
@@ -136,7 +136,7 @@ fn v1_post(conn: &Conn, command: &str, args: &str) -> Option<Result<LocalPost, S
 
 /// v2 `notification.create` and `notification.create_for_caller` from an authorised client: the
 /// notice to save, or what is wrong with its params. `None` for every other method.
-fn v2_post(conn: &Conn, method: &str, params: &Value) -> Option<Result<LocalPost, (&'static str, String)>> {
+fn v2_post(conn: &Conn, method: &str, params: &Value) -> Option<Result<LocalPost, MethodError>> {
     let (ws_key, sf_key) = match Method::parse(method)? {
         _ if !conn.authorised => return None,
         Method::NotificationCreate => ("workspace_id", "surface_id"),
@@ -206,32 +206,32 @@ pub const LIST_LIMIT: usize = 500;
 /// The most a list answers with.
 pub const LIST_LIMIT_MAX: usize = 5000;
 
-type MethodResult = Result<Value, (&'static str, String)>;
+type MethodResult = Result<Value, MethodError>;
 
 /// A string parameter: absent is `default`, present must be a string.
-fn text(params: &Value, key: &str, default: &str) -> Result<String, (&'static str, String)> {
+fn text(params: &Value, key: &str, default: &str) -> Result<String, MethodError> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(default.into()),
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(("invalid_params", format!("{key} must be a string, not {other}"))),
+        Some(other) => Err(MethodError::new(ErrorCode::InvalidParams, format!("{key} must be a string, not {other}"))),
     }
 }
 
-fn optional(params: &Value, key: &str) -> Result<Option<String>, (&'static str, String)> {
+fn optional(params: &Value, key: &str) -> Result<Option<String>, MethodError> {
     let s = text(params, key, "")?;
     Ok((!s.trim().is_empty()).then_some(s))
 }
 
 /// The terminal place a client sent (ours), checked field by field; absent or empty is none.
-fn place(params: &Value) -> Result<Option<Place>, (&'static str, String)> {
+fn place(params: &Value) -> Result<Option<Place>, MethodError> {
     match params.get("place") {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => Place::from_json(v).map(|p| (!p.is_empty()).then_some(p)).map_err(|e| ("invalid_params", e)),
+        Some(v) => Place::from_json(v).map(|p| (!p.is_empty()).then_some(p)).map_err(|e| MethodError::new(ErrorCode::InvalidParams, e)),
     }
 }
 
-fn required(params: &Value, key: &str) -> Result<String, (&'static str, String)> {
-    optional(params, key)?.ok_or_else(|| ("invalid_params", format!("{key} is required")))
+fn required(params: &Value, key: &str) -> Result<String, MethodError> {
+    optional(params, key)?.ok_or_else(|| MethodError::new(ErrorCode::InvalidParams, format!("{key} is required")))
 }
 
 async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> MethodResult {
@@ -244,14 +244,14 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
         } else if conn.check_password(&given) {
             Ok(json!({"authenticated": true}))
         } else {
-            Err(("auth_failed", "invalid password".into()))
+            Err(MethodError::new(ErrorCode::AuthFailed, "invalid password"))
         };
     }
     if !conn.authorised {
-        return Err(("auth_required", "authenticate first with auth.login".into()));
+        return Err(MethodError::new(ErrorCode::AuthRequired, "authenticate first with auth.login"));
     }
     let Some(method) = method else {
-        return Err(("method_not_found", format!("unknown method {word:?}")));
+        return Err(MethodError::new(ErrorCode::MethodNotFound, format!("unknown method {word:?}")));
     };
     match method {
         Method::SystemPing => Ok(json!({"pong": true})),
@@ -263,11 +263,9 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
         Method::NotificationList => {
             let limit = match params.get("limit") {
                 None | Some(Value::Null) => LIST_LIMIT,
-                Some(v) => v
-                    .as_u64()
-                    .filter(|n| (1..=LIST_LIMIT_MAX as u64).contains(n))
-                    .ok_or_else(|| ("invalid_params", format!("limit must be a whole number from 1 to {LIST_LIMIT_MAX}, not {v}")))?
-                    as usize,
+                Some(v) => v.as_u64().filter(|n| (1..=LIST_LIMIT_MAX as u64).contains(n)).ok_or_else(|| {
+                    MethodError::new(ErrorCode::InvalidParams, format!("limit must be a whole number from 1 to {LIST_LIMIT_MAX}, not {v}"))
+                })? as usize,
             };
             let list = engine.local_notices(limit).map_err(internal)?;
             let items: Vec<Value> = list.iter().map(list_item).collect();
@@ -277,13 +275,13 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             let all = params.get("all").and_then(Value::as_bool).unwrap_or(false);
             let id = optional(params, "id")?;
             if !all && id.is_none() {
-                return Err(("invalid_params", "give id, or all: true".into()));
+                return Err(MethodError::new(ErrorCode::InvalidParams, "give id, or all: true"));
             }
             let marked = engine.mark_local_read(if all { None } else { id.as_deref() }).await.map_err(internal)?;
             if let (false, 0, Some(id)) = (all, marked, id.as_deref())
                 && !engine.local_notice_exists(id).map_err(internal)?
             {
-                return Err(("not_found", format!("no notification {id}")));
+                return Err(MethodError::new(ErrorCode::NotFound, format!("no notification {id}")));
             }
             Ok(json!({"marked_read": marked}))
         }
@@ -299,7 +297,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
                 place: place(params)?,
             };
             if shown.workspace_id.is_none() && shown.place.is_none() {
-                return Err(("invalid_params", "workspace_id or place is required".into()));
+                return Err(MethodError::new(ErrorCode::InvalidParams, "workspace_id or place is required"));
             }
             engine.attach_session(&session, &shown).map_err(internal)?;
             Ok(json!({}))
@@ -309,7 +307,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             let focused = params
                 .get("focused")
                 .and_then(Value::as_bool)
-                .ok_or_else(|| ("invalid_params", "focused must be true or false".to_string()))?;
+                .ok_or_else(|| MethodError::new(ErrorCode::InvalidParams, "focused must be true or false".to_string()))?;
             engine.set_focus(&ws, optional(params, "surface_id")?.as_deref(), focused).await.map_err(internal)?;
             Ok(json!({}))
         }
@@ -319,7 +317,9 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             let (run, handoff) = match kind.as_str() {
                 "run" => (Some(RunId::parse(&id).map_err(invalid)?), None),
                 "handoff" => (None, Some(HandoffId::parse(&id).map_err(invalid)?)),
-                other => return Err(("invalid_params", format!("kind {other:?}: expected \"run\" or \"handoff\""))),
+                other => {
+                    return Err(MethodError::new(ErrorCode::InvalidParams, format!("kind {other:?}: expected \"run\" or \"handoff\"")));
+                }
             };
             engine.account_ready(SIGN_IN_RESTORE_WAIT).await;
             match (run, handoff) {
@@ -339,7 +339,9 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
             // `until`: RFC 3339, or absent for "until resumed".
             let until = match optional(params, "until")? {
                 None => None,
-                Some(t) => Some(t.parse::<jiff::Timestamp>().map_err(|e| ("invalid_params", format!("until {t:?}: {e}")))?),
+                Some(t) => Some(
+                    t.parse::<jiff::Timestamp>().map_err(|e| MethodError::new(ErrorCode::InvalidParams, format!("until {t:?}: {e}")))?,
+                ),
             };
             engine.pause(until).map_err(internal)?;
             Ok(json!({"paused": true, "until": until.map(|t| t.to_string())}))
@@ -377,7 +379,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
         }
         // Answered by `answer_all` with their batch (`v2_post`); login above.
         Method::AuthLogin | Method::NotificationCreate | Method::NotificationCreateForCaller => {
-            Err(("internal_error", format!("{method} is answered with its batch")))
+            Err(MethodError::new(ErrorCode::InternalError, format!("{method} is answered with its batch")))
         }
     }
 }
@@ -456,19 +458,19 @@ fn list_item(n: &StoredNotice) -> Value {
     })
 }
 
-fn invalid(e: impl std::fmt::Display) -> (&'static str, String) {
-    ("invalid_params", e.to_string())
+fn invalid(e: impl std::fmt::Display) -> MethodError {
+    MethodError::new(ErrorCode::InvalidParams, e.to_string())
 }
 
 /// An engine error's code: "not signed in" has its own, the rest are internal.
-fn engine_error(e: EngineError) -> (&'static str, String) {
+fn engine_error(e: EngineError) -> MethodError {
     match e {
-        EngineError::SignedOut => ("not_signed_in", e.to_string()),
-        EngineError::TooManyFollows { .. } => ("too_many_follows", e.to_string()),
+        EngineError::SignedOut => MethodError::new(ErrorCode::NotSignedIn, e.to_string()),
+        EngineError::TooManyFollows { .. } => MethodError::new(ErrorCode::TooManyFollows, e.to_string()),
         e => internal(e),
     }
 }
 
-fn internal(e: impl std::fmt::Display) -> (&'static str, String) {
-    ("internal_error", e.to_string())
+fn internal(e: impl std::fmt::Display) -> MethodError {
+    MethodError::new(ErrorCode::InternalError, e.to_string())
 }

@@ -11,11 +11,40 @@ pub enum Request {
     V2 { id: Value, method: String, params: Value },
 }
 
+crate::words::text_enum! {
+    /// A v2 error's code (docs/local-socket.md, "v2"), declared once.
+    pub enum ErrorCode {
+        ParseError = "parse_error",
+        InvalidRequest = "invalid_request",
+        MethodNotFound = "method_not_found",
+        InvalidParams = "invalid_params",
+        NotFound = "not_found",
+        AuthRequired = "auth_required",
+        AuthFailed = "auth_failed",
+        InternalError = "internal_error",
+        NotSignedIn = "not_signed_in",
+        TooManyFollows = "too_many_follows",
+    }
+}
+
+/// Why a v2 request failed: its code, and what was wrong in words.
+#[derive(Debug)]
+pub struct MethodError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl MethodError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        MethodError { code, message: message.into() }
+    }
+}
+
 /// A line that is not a request, with the reply it gets.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Rejected {
     /// v2 decoding errors carry no id.
-    V2 { id: Option<Value>, code: &'static str, message: String },
+    V2 { id: Option<Value>, code: ErrorCode, message: String },
 }
 
 pub fn parse(line: &str) -> Result<Request, Rejected> {
@@ -24,18 +53,21 @@ pub fn parse(line: &str) -> Result<Request, Rejected> {
         let (command, args) = trimmed.split_once(char::is_whitespace).unwrap_or((trimmed, ""));
         return Ok(Request::V1 { command: command.to_string(), args: args.trim_start().to_string() });
     }
-    let value: Value =
-        serde_json::from_str(trimmed).map_err(|e| Rejected::V2 { id: None, code: "parse_error", message: format!("invalid JSON: {e}") })?;
+    let value: Value = serde_json::from_str(trimmed).map_err(|e| Rejected::V2 {
+        id: None,
+        code: ErrorCode::ParseError,
+        message: format!("invalid JSON: {e}"),
+    })?;
     let Value::Object(obj) = value else {
-        return Err(Rejected::V2 { id: None, code: "invalid_request", message: "a request must be a JSON object".into() });
+        return Err(Rejected::V2 { id: None, code: ErrorCode::InvalidRequest, message: "a request must be a JSON object".into() });
     };
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
     let Some(method) = obj.get("method").and_then(Value::as_str) else {
-        return Err(Rejected::V2 { id: Some(id), code: "invalid_request", message: "missing method".into() });
+        return Err(Rejected::V2 { id: Some(id), code: ErrorCode::InvalidRequest, message: "missing method".into() });
     };
     let params = obj.get("params").cloned().unwrap_or_else(|| json!({}));
     if !params.is_object() {
-        return Err(Rejected::V2 { id: Some(id), code: "invalid_params", message: "params must be an object".into() });
+        return Err(Rejected::V2 { id: Some(id), code: ErrorCode::InvalidParams, message: "params must be an object".into() });
     }
     Ok(Request::V2 { id, method: method.to_string(), params })
 }
@@ -46,7 +78,7 @@ pub fn v2_ok(id: &Value, result: Value) -> String {
 }
 
 /// `{"id"?, "ok": false, "error": {"code", "message"}}` on one line.
-pub fn v2_error(id: Option<&Value>, code: &str, message: &str) -> String {
+pub fn v2_error(id: Option<&Value>, code: ErrorCode, message: &str) -> String {
     let mut v = json!({"ok": false, "error": {"code": code, "message": message}});
     if let Some(id) = id {
         v["id"] = id.clone();
@@ -94,7 +126,7 @@ pub fn v1_list_line(idx: usize, e: &V1Entry) -> String {
 
 pub fn rejected_line(r: &Rejected) -> String {
     match r {
-        Rejected::V2 { id, code, message } => v2_error(id.as_ref(), code, message),
+        Rejected::V2 { id, code, message } => v2_error(id.as_ref(), *code, message),
     }
 }
 
@@ -107,11 +139,11 @@ mod tests {
         assert_eq!(parse("ping\n"), Ok(Request::V1 { command: "ping".into(), args: "".into() }));
         assert_eq!(parse("notify a|b|c"), Ok(Request::V1 { command: "notify".into(), args: "a|b|c".into() }));
         let Err(Rejected::V2 { id: None, code, .. }) = parse("{nope") else { panic!() };
-        assert_eq!(code, "parse_error");
+        assert_eq!(code.as_str(), "parse_error");
         let Err(Rejected::V2 { id: None, code, .. }) = parse("[]") else { panic!() };
-        assert_eq!(code, "invalid_request");
+        assert_eq!(code.as_str(), "invalid_request");
         let Err(Rejected::V2 { id: Some(id), code, .. }) = parse(r#"{"id": 7}"#) else { panic!() };
-        assert_eq!((id, code), (json!(7), "invalid_request"));
+        assert_eq!((id, code.as_str()), (json!(7), "invalid_request"));
         assert_eq!(
             parse(r#" {"id": "a", "method": "system.ping"} "#),
             Ok(Request::V2 { id: json!("a"), method: "system.ping".into(), params: json!({}) })
@@ -132,6 +164,6 @@ mod tests {
     fn replies_are_one_line() {
         let line = v2_ok(&json!(1), json!({"text": "a\nb"}));
         assert!(!line.contains('\n'));
-        assert_eq!(v2_error(None, "parse_error", "x"), r#"{"error":{"code":"parse_error","message":"x"},"ok":false}"#);
+        assert_eq!(v2_error(None, ErrorCode::ParseError, "x"), r#"{"error":{"code":"parse_error","message":"x"},"ok":false}"#);
     }
 }

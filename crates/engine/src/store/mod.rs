@@ -87,7 +87,7 @@ impl Store {
                 checkpointer.watch(&store.lock()).map_err(|e| store.err(e))?;
                 store._checkpoint = Some(checkpointer);
             }
-            // SQLite's own checkpoints, inside the writes, as before.
+            // SQLite's own checkpoints then, inside the writes.
             Err(e) => tracing::warn!(path = %path.display(), "checkpoints stay in the writes: {e}"),
         }
         Ok(store)
