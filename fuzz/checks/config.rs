@@ -11,7 +11,7 @@ pub fn check(data: &[u8]) {
     // The first line names a key, the rest is its value as `config set` gets it.
     let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
     let _ = settings::value_for(key, value);
-    for (known, _) in settings::KEYS {
+    for known in settings::keys() {
         let _ = settings::value_for(known, &text);
     }
     if let Ok(table) = text.parse::<toml::Table>() {

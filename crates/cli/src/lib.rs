@@ -313,7 +313,7 @@ async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
             Ok(())
         }
         ConfigAction::Get { key: None } => {
-            let keys = delivery::KEYS.iter().map(|(k, _)| *k).chain(config::EDITABLE.iter().map(|(k, _)| *k));
+            let keys = delivery::keys().chain(config::EDITABLE.iter().map(|(k, _)| *k));
             for k in keys {
                 println!("{k} = {}", config::get_in_file(&paths.config_file, k).map_err(|e| anyhow::anyhow!(e))?);
             }

@@ -107,7 +107,7 @@ fn read(path: &Path) -> Result<String, String> {
 }
 
 fn unknown(key: &str) -> String {
-    let known: Vec<&str> = delivery::KEYS.iter().map(|(k, _)| *k).chain(EDITABLE.iter().map(|(k, _)| *k)).collect();
+    let known: Vec<&str> = delivery::keys().chain(EDITABLE.iter().map(|(k, _)| *k)).collect();
     format!("{key}: unknown key; known keys: {}", known.join(", "))
 }
 

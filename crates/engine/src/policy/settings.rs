@@ -98,29 +98,144 @@ pub enum ValueKind {
     Days,
 }
 
-/// Every key of `[delivery]`, dotted, with its kind.
-pub const KEYS: &[(&str, ValueKind)] = &[
-    ("delivery.banners", ValueKind::Bool),
-    ("delivery.sounds", ValueKind::Bool),
-    ("delivery.sound_cooldown", ValueKind::Seconds),
-    ("delivery.coalesce_count", ValueKind::Count),
-    ("delivery.coalesce_window", ValueKind::Seconds),
-    ("delivery.attention", ValueKind::Bool),
-    ("delivery.runs.banner", ValueKind::Bool),
-    ("delivery.runs.sound", ValueKind::Bool),
-    ("delivery.handoffs.banner", ValueKind::Bool),
-    ("delivery.handoffs.sound", ValueKind::Bool),
-    ("delivery.local.banner", ValueKind::Bool),
-    ("delivery.local.sound", ValueKind::Bool),
-    ("delivery.quiet_hours.enabled", ValueKind::Bool),
-    ("delivery.quiet_hours.windows", ValueKind::Windows),
-    ("delivery.quiet_hours.needs_you_breaks_through", ValueKind::Bool),
-    ("delivery.quiet_hours.time_zone", ValueKind::TimeZone),
-    ("delivery.history_days", ValueKind::Days),
+/// One key of `[delivery]`, declared once: its dotted name, the kind of value it takes, how
+/// `config get` reads it and how the file's value is set (checked as the file is read).
+pub struct Setting {
+    pub key: &'static str,
+    pub kind: ValueKind,
+    get: fn(&DeliverySettings) -> String,
+    set: fn(&mut DeliverySettings, &str, &toml::Value) -> Result<(), SettingError>,
+}
+
+/// Every key of `[delivery]`. Parsing, `config get`, `config set` and the key lists read this.
+pub const SETTINGS: &[Setting] = &[
+    Setting {
+        key: "delivery.banners",
+        kind: ValueKind::Bool,
+        get: |s| s.banners.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.banners = x),
+    },
+    Setting {
+        key: "delivery.sounds",
+        kind: ValueKind::Bool,
+        get: |s| s.sounds.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.sounds = x),
+    },
+    Setting {
+        key: "delivery.sound_cooldown",
+        kind: ValueKind::Seconds,
+        get: |s| secs(s.sound_cooldown),
+        set: |s, k, v| seconds(k, v).map(|x| s.sound_cooldown = x),
+    },
+    Setting {
+        key: "delivery.coalesce_count",
+        kind: ValueKind::Count,
+        get: |s| s.coalesce_count.to_string(),
+        set: |s, k, v| count(k, v).map(|x| s.coalesce_count = x),
+    },
+    Setting {
+        key: "delivery.coalesce_window",
+        kind: ValueKind::Seconds,
+        get: |s| secs(s.coalesce_window),
+        set: |s, k, v| seconds(k, v).map(|x| s.coalesce_window = x),
+    },
+    Setting {
+        key: "delivery.attention",
+        kind: ValueKind::Bool,
+        get: |s| s.attention.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.attention = x),
+    },
+    Setting {
+        key: "delivery.runs.banner",
+        kind: ValueKind::Bool,
+        get: |s| s.runs.banner.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.runs.banner = x),
+    },
+    Setting {
+        key: "delivery.runs.sound",
+        kind: ValueKind::Bool,
+        get: |s| s.runs.sound.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.runs.sound = x),
+    },
+    Setting {
+        key: "delivery.handoffs.banner",
+        kind: ValueKind::Bool,
+        get: |s| s.handoffs.banner.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.handoffs.banner = x),
+    },
+    Setting {
+        key: "delivery.handoffs.sound",
+        kind: ValueKind::Bool,
+        get: |s| s.handoffs.sound.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.handoffs.sound = x),
+    },
+    Setting {
+        key: "delivery.local.banner",
+        kind: ValueKind::Bool,
+        get: |s| s.local.banner.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.local.banner = x),
+    },
+    Setting {
+        key: "delivery.local.sound",
+        kind: ValueKind::Bool,
+        get: |s| s.local.sound.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.local.sound = x),
+    },
+    Setting {
+        key: "delivery.quiet_hours.enabled",
+        kind: ValueKind::Bool,
+        get: |s| s.quiet.enabled.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.quiet.enabled = x),
+    },
+    Setting {
+        key: "delivery.quiet_hours.windows",
+        kind: ValueKind::Windows,
+        get: |s| s.quiet.schedule.windows.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("; "),
+        set: |s, k, v| windows(k, v).map(|x| s.quiet.schedule = x),
+    },
+    Setting {
+        key: "delivery.quiet_hours.needs_you_breaks_through",
+        kind: ValueKind::Bool,
+        get: |s| s.quiet.needs_you_breaks_through.to_string(),
+        set: |s, k, v| boolean(k, v).map(|x| s.quiet.needs_you_breaks_through = x),
+    },
+    Setting {
+        key: "delivery.quiet_hours.time_zone",
+        kind: ValueKind::TimeZone,
+        get: |s| s.quiet.time_zone.clone().unwrap_or_else(|| "system".into()),
+        set: |s, k, v| time_zone(k, v).map(|x| s.quiet.time_zone = x),
+    },
+    Setting {
+        key: "delivery.history_days",
+        kind: ValueKind::Days,
+        get: |s| s.history_days.to_string(),
+        set: |s, k, v| days(k, v).map(|x| s.history_days = x),
+    },
 ];
 
+/// The tables inside `[delivery]`, and what a value there that is no table is told.
+const TABLES: &[(&str, &str)] = &[
+    ("runs", "expected a table with banner and sound"),
+    ("handoffs", "expected a table with banner and sound"),
+    ("local", "expected a table with banner and sound"),
+    ("quiet_hours", "expected a table [delivery.quiet_hours]"),
+];
+
+/// Every dotted key, in the order of [`SETTINGS`].
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    SETTINGS.iter().map(|s| s.key)
+}
+
+fn setting(key: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.key == key)
+}
+
 pub fn kind_of(key: &str) -> Option<ValueKind> {
-    KEYS.iter().find(|(k, _)| *k == key).map(|(_, kind)| *kind)
+    setting(key).map(|s| s.kind)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{}", d.as_secs_f64())
 }
 
 fn err(key: &str, value: &toml::Value, allowed: &str) -> SettingError {
@@ -180,53 +295,31 @@ pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<Strin
     let Some(table) = table else { return Ok((s, warnings)) };
     for (key, v) in table {
         let k = format!("delivery.{key}");
-        match key.as_str() {
-            "schema" => match v.as_integer() {
+        if key == "schema" {
+            match v.as_integer() {
                 Some(n) if n > SCHEMA => warnings.push(format!(
                     "delivery.schema = {n}: written by a newer cmux-tray (this one reads {SCHEMA}); keys it does not know are ignored"
                 )),
                 Some(n) if n >= 1 => {}
                 _ => return Err(err(&k, v, &format!("expected a schema version (1 to {SCHEMA})"))),
-            },
-            "banners" => s.banners = boolean(&k, v)?,
-            "sounds" => s.sounds = boolean(&k, v)?,
-            "sound_cooldown" => s.sound_cooldown = seconds(&k, v)?,
-            "coalesce_count" => s.coalesce_count = count(&k, v)?,
-            "coalesce_window" => s.coalesce_window = seconds(&k, v)?,
-            "attention" => s.attention = boolean(&k, v)?,
-            "history_days" => s.history_days = days(&k, v)?,
-            "runs" | "handoffs" | "local" => {
-                let t = v.as_table().ok_or_else(|| err(&k, v, "expected a table with banner and sound"))?;
-                let mut src = SourceSettings { banner: true, sound: true };
-                for (sub, sv) in t {
-                    let sk = format!("{k}.{sub}");
-                    match sub.as_str() {
-                        "banner" => src.banner = boolean(&sk, sv)?,
-                        "sound" => src.sound = boolean(&sk, sv)?,
-                        _ => warnings.push(format!("unknown key {sk} (ignored)")),
-                    }
-                }
-                match key.as_str() {
-                    "runs" => s.runs = src,
-                    "handoffs" => s.handoffs = src,
-                    _ => s.local = src,
-                }
             }
-            "quiet_hours" => {
-                let t = v.as_table().ok_or_else(|| err(&k, v, "expected a table [delivery.quiet_hours]"))?;
+        } else if let Some((_, allowed)) = TABLES.iter().find(|(name, _)| name == key) {
+            let t = v.as_table().ok_or_else(|| err(&k, v, allowed))?;
+            if key == "quiet_hours" {
                 s.quiet.enabled = true; // a table that says nothing else still means "on"
-                for (sub, sv) in t {
-                    let sk = format!("{k}.{sub}");
-                    match sub.as_str() {
-                        "enabled" => s.quiet.enabled = boolean(&sk, sv)?,
-                        "windows" => s.quiet.schedule = windows(&sk, sv)?,
-                        "needs_you_breaks_through" => s.quiet.needs_you_breaks_through = boolean(&sk, sv)?,
-                        "time_zone" => s.quiet.time_zone = time_zone(&sk, sv)?,
-                        _ => warnings.push(format!("unknown key {sk} (ignored)")),
-                    }
+            }
+            for (sub, sv) in t {
+                let sk = format!("{k}.{sub}");
+                match setting(&sk) {
+                    Some(one) => (one.set)(&mut s, &sk, sv)?,
+                    None => warnings.push(format!("unknown key {sk} (ignored)")),
                 }
             }
-            _ => warnings.push(format!("unknown key {k} (ignored)")),
+        } else {
+            match setting(&k) {
+                Some(one) => (one.set)(&mut s, &k, v)?,
+                None => warnings.push(format!("unknown key {k} (ignored)")),
+            }
         }
     }
     Ok((s, warnings))
@@ -234,27 +327,7 @@ pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<Strin
 
 /// The value of a dotted key in these settings, as `config get` prints it.
 pub fn get(s: &DeliverySettings, key: &str) -> Option<String> {
-    let secs = |d: Duration| format!("{}", d.as_secs_f64());
-    Some(match key {
-        "delivery.banners" => s.banners.to_string(),
-        "delivery.sounds" => s.sounds.to_string(),
-        "delivery.sound_cooldown" => secs(s.sound_cooldown),
-        "delivery.coalesce_count" => s.coalesce_count.to_string(),
-        "delivery.coalesce_window" => secs(s.coalesce_window),
-        "delivery.attention" => s.attention.to_string(),
-        "delivery.runs.banner" => s.runs.banner.to_string(),
-        "delivery.runs.sound" => s.runs.sound.to_string(),
-        "delivery.handoffs.banner" => s.handoffs.banner.to_string(),
-        "delivery.handoffs.sound" => s.handoffs.sound.to_string(),
-        "delivery.local.banner" => s.local.banner.to_string(),
-        "delivery.local.sound" => s.local.sound.to_string(),
-        "delivery.quiet_hours.enabled" => s.quiet.enabled.to_string(),
-        "delivery.quiet_hours.windows" => s.quiet.schedule.windows.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("; "),
-        "delivery.quiet_hours.needs_you_breaks_through" => s.quiet.needs_you_breaks_through.to_string(),
-        "delivery.quiet_hours.time_zone" => s.quiet.time_zone.clone().unwrap_or_else(|| "system".into()),
-        "delivery.history_days" => s.history_days.to_string(),
-        _ => return None,
-    })
+    setting(key).map(|one| (one.get)(s))
 }
 
 /// Parses a value given on the command line for `key` into the TOML value the file will hold.
@@ -262,7 +335,7 @@ pub fn value_for(key: &str, text: &str) -> Result<toml::Value, SettingError> {
     let kind = kind_of(key).ok_or_else(|| SettingError {
         key: key.into(),
         value: format!("{text:?}"),
-        allowed: format!("unknown key; known keys: {}", KEYS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")),
+        allowed: format!("unknown key; known keys: {}", keys().collect::<Vec<_>>().join(", ")),
     })?;
     let v = match kind {
         ValueKind::Bool => match text.trim().to_ascii_lowercase().as_str() {
