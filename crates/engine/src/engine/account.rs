@@ -24,30 +24,50 @@ pub(super) struct Renewal {
     pub(super) now: Notify,
 }
 
+/// Who is signed in and how it is kept: the session, the sign-in's storage and renewal, a
+/// device sign-in under way, and the restore at start.
+pub(super) struct AccountState {
+    pub(super) session: std::sync::Mutex<Option<std::sync::Arc<super::Session>>>,
+    /// Where the refresh token is kept; chosen by the host once the keyring answered (or not).
+    pub(super) secrets: tokio::sync::watch::Sender<Option<crate::secrets::SecretStore>>,
+    pub(super) renewal: std::sync::Mutex<Option<std::sync::Arc<Renewal>>>,
+    pub(super) pending_device: std::sync::Mutex<Option<crate::cloud::auth::DeviceStart>>,
+    /// Who the signed-in account is and its teams, as `/v1/me` last said.
+    pub(super) me: std::sync::Mutex<Option<crate::cloud::Me>>,
+    /// True while the sign-in at start (the saved one, or a given token) is under way.
+    pub(super) restoring: tokio::sync::watch::Sender<bool>,
+    /// Counts sign-outs: a restore that began before one never signs the account in again.
+    pub(super) sign_outs: std::sync::atomic::AtomicU64,
+    /// Saves and deletes of the saved sign-in, one at a time and in order.
+    pub(super) secret_writes: tokio::sync::Mutex<()>,
+    /// `sign_outs` when the sign-in at start began.
+    pub(super) restore_began: std::sync::atomic::AtomicU64,
+}
+
 impl Engine {
     /// Starts a device sign-in: the code to show and the page to open.
     pub async fn device_start(&self) -> Result<DeviceStart, EngineError> {
         let start = self.inner.cloud.device_start("cmux-tray").await.map_err(EngineError::SignIn)?;
-        *self.inner.pending_device.locked() = Some(start.clone());
+        *self.inner.account.pending_device.locked() = Some(start.clone());
         Ok(start)
     }
 
     /// The page of the device sign-in under way, to open in the browser.
     pub fn pending_device_url(&self) -> Option<String> {
-        self.inner.pending_device.locked().as_ref().map(|s| s.verification_url.clone())
+        self.inner.account.pending_device.locked().as_ref().map(|s| s.verification_url.clone())
     }
 
     /// Waits for the device sign-in started last: polls at the server's interval until approved
     /// (then signs in) or expired.
     pub async fn device_finish(&self, team: Option<TeamId>) -> Result<Me, EngineError> {
-        let start = self.inner.pending_device.locked().clone().ok_or(EngineError::NoDeviceSignIn)?;
+        let start = self.inner.account.pending_device.locked().clone().ok_or(EngineError::NoDeviceSignIn)?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(start.expires_in_seconds);
         let interval = Duration::from_secs(start.interval_seconds);
         loop {
             tokio::time::sleep(interval).await;
             match self.inner.cloud.device_poll(&start.device_code).await {
                 Ok(DevicePoll::Approved(tokens)) => {
-                    self.inner.pending_device.locked().take();
+                    self.inner.account.pending_device.locked().take();
                     return self.sign_in_with_tokens(tokens, team).await;
                 }
                 Ok(DevicePoll::Expired) => return Err(EngineError::DeviceExpired),
@@ -73,7 +93,7 @@ impl Engine {
     async fn sign_in_unless_signed_out(&self, tokens: Tokens, team: Option<TeamId>, sign_outs: Option<u64>) -> Result<Me, EngineError> {
         let mut cred = Credentials { access_token: tokens.access_token.clone(), team };
         let me = self.who_is(&mut cred).await?;
-        let signed_out = || sign_outs.is_some_and(|n| n != self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst));
+        let signed_out = || sign_outs.is_some_and(|n| n != self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst));
         if signed_out() {
             return Err(EngineError::SignedOut);
         }
@@ -96,11 +116,11 @@ impl Engine {
     pub async fn resume_saved_account(&self) -> Result<Option<Me>, EngineError> {
         // A sign-out since the sign-in at start began (from the tray, while the keyring was being
         // asked) means: stay signed out.
-        let sign_outs = match *self.inner.restoring.borrow() {
-            true => self.inner.restore_began.load(std::sync::atomic::Ordering::SeqCst),
-            false => self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst),
+        let sign_outs = match *self.inner.account.restoring.borrow() {
+            true => self.inner.account.restore_began.load(std::sync::atomic::Ordering::SeqCst),
+            false => self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst),
         };
-        if self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst) != sign_outs {
+        if self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst) != sign_outs {
             return Ok(None);
         }
         let Some(account) = self.inner.store.account()? else { return Ok(None) };
@@ -140,7 +160,7 @@ impl Engine {
 
     /// A 401 came back for this account: renew now if we can, else the account needs a sign-in.
     pub(super) fn on_stale_token(&self, account: &str) {
-        let renewal = self.inner.renewal.locked().clone();
+        let renewal = self.inner.account.renewal.locked().clone();
         match renewal {
             Some(r) if r.account == account => r.now.notify_one(),
             _ => self.sign_in_needed(account),
@@ -150,7 +170,7 @@ impl Engine {
     fn spawn_renewal(&self, account: &str, refresh: SecretString, expires_in: Option<Duration>) {
         let Some(session) = self.session().filter(|s| s.account == account) else { return };
         let renewal = Arc::new(Renewal { account: account.into(), now: Notify::new() });
-        *self.inner.renewal.locked() = Some(renewal.clone());
+        *self.inner.account.renewal.locked() = Some(renewal.clone());
         let this = self.clone();
         self.inner.tracker.spawn(async move { this.renew_loop(session, renewal, refresh, expires_in).await });
     }
@@ -202,7 +222,7 @@ impl Engine {
         let Some(store) = self.secret_store_ready().await else { return };
         let account = account.to_string();
         tracing::debug!(%account, "keeping the sign-in");
-        let _in_order = self.inner.secret_writes.lock().await;
+        let _in_order = self.inner.account.secret_writes.lock().await;
         let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
         if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
             self.note_problem(format!("the sign-in could not be kept: {e}"));
@@ -228,7 +248,7 @@ impl Engine {
         let account = account.to_string();
         tracing::debug!(%account, "deleting the saved sign-in");
         // After any save under way: a sign-out's delete is the last word, not overtaken by it.
-        let _in_order = self.inner.secret_writes.lock().await;
+        let _in_order = self.inner.account.secret_writes.lock().await;
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
             self.note_problem(format!("the saved sign-in could not be removed: {e}"));
         }

@@ -76,6 +76,23 @@ enum DeliverError {
     ShownNotSaved { banner: u32, why: StoreError },
 }
 
+/// What the deliverer keeps between passes: the sound cooldown, the settle, the bursts' leaders,
+/// the server's refusals and the banners shown but not saved as told.
+pub(super) struct Delivering {
+    pub(super) desktop_retry: std::time::Duration,
+    /// The last sound per source (the cooldown).
+    pub(super) last_sound: std::sync::Mutex<std::collections::HashMap<Source, i64>>,
+    /// When the deliverer decides: at once for a notice alone, after a settle for a burst.
+    pub(super) settle: std::sync::Mutex<super::settle::Settle>,
+    /// Per source, the notice told alone at the head of a chain (chain, key): a burst that
+    /// follows it takes its banner's place.
+    pub(super) leaders: std::sync::Mutex<std::collections::HashMap<Source, (u64, String)>>,
+    /// How often the server refused each untold notice's banner.
+    pub(super) tries: std::sync::Mutex<std::collections::HashMap<String, u32>>,
+    /// Banners posted whose "told" could not be saved (notice key → banner id): never posted twice.
+    pub(super) unrecorded: std::sync::Mutex<std::collections::HashMap<String, u32>>,
+}
+
 impl Engine {
     pub(super) fn spawn_deliverer(&self) {
         let this = self.clone();
@@ -94,7 +111,7 @@ impl Engine {
                     }
                     Err(e) => {
                         tracing::warn!("{e}; will try again");
-                        Some(this.inner.desktop_retry)
+                        Some(this.inner.delivering.desktop_retry)
                     }
                 };
                 tokio::select! {
@@ -194,7 +211,7 @@ impl Engine {
                     retry |= !self.show(n, sound && i == 0, settings.attention).await?;
                 }
                 if leading && let [n] = batch.as_slice() {
-                    self.inner.leaders.locked().insert(source, (chain, n.key.clone()));
+                    self.inner.delivering.leaders.locked().insert(source, (chain, n.key.clone()));
                 }
             }
         }
@@ -232,7 +249,7 @@ impl Engine {
                 None
             }
         };
-        Ok(Pass::Done(match (next, retry.then_some(self.inner.desktop_retry)) {
+        Ok(Pass::Done(match (next, retry.then_some(self.inner.delivering.desktop_retry)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }))
@@ -251,14 +268,14 @@ impl Engine {
     /// the server refused waits for its own next try, not in anyone's burst. `whole`: `fresh` is
     /// every untold key, not only those saved since the last look.
     fn settling(&self, fresh: &[(i64, String)], whole: bool) -> Verdict {
-        let tried = self.inner.tries.locked();
+        let tried = self.inner.delivering.tries.locked();
         let keys = fresh.iter().map(|(_, key)| key.as_str()).filter(|k| !tried.contains_key(*k));
-        self.inner.settle.locked().verdict(keys, whole, Instant::now())
+        self.inner.delivering.settle.locked().verdict(keys, whole, Instant::now())
     }
 
     /// The notice of `source` told alone at the head of `chain`, while its banner is still up.
     async fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, DeliverError> {
-        let leader = self.inner.leaders.locked().remove(&source);
+        let leader = self.inner.delivering.leaders.locked().remove(&source);
         let Some((_, key)) = leader.filter(|(c, _)| *c == chain) else { return Ok(None) };
         let n = self.off_thread(move |o| o.notice(&key)).await?;
         Ok(n.filter(|n| n.banner_id.is_some() && n.read_at.is_none() && n.delivery == Some(Reason::Shown)))
@@ -266,7 +283,7 @@ impl Engine {
 
     /// Whether this source may ring now; if so the cooldown starts.
     fn take_sound(&self, settings: &policy::DeliverySettings, source: Source, now_ms: i64) -> bool {
-        let mut last = self.inner.last_sound.locked();
+        let mut last = self.inner.delivering.last_sound.locked();
         let ring = policy::sounds(settings, source, last.get(&source).map(|ms| ts(*ms)), ts(now_ms));
         if ring {
             last.insert(source, now_ms);
@@ -285,7 +302,7 @@ impl Engine {
     /// `show`, taking the place of banner `replaces` rather than the item's own live one.
     async fn show_replacing(&self, n: &StoredNotice, sound: bool, attention: bool, replaces: Option<u32>) -> Result<bool, DeliverError> {
         // Posted before, but not saved as told: save it now, never post it again.
-        let posted = self.inner.unrecorded.locked().get(&n.key).copied();
+        let posted = self.inner.delivering.unrecorded.locked().get(&n.key).copied();
         let id = match posted {
             Some(id) => id,
             None => {
@@ -311,15 +328,15 @@ impl Engine {
                 }
             }
         };
-        self.inner.tries.locked().remove(&n.key);
+        self.inner.delivering.tries.locked().remove(&n.key);
         let (key, now_ms) = (n.key.clone(), self.inner.clock.now_ms());
         if let Err(e) = self.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown, sound, now_ms)).await {
-            self.inner.unrecorded.locked().insert(n.key.clone(), id);
+            self.inner.delivering.unrecorded.locked().insert(n.key.clone(), id);
             self.note_problem(format!("Could not save to {}: {e}", self.inner.store.path().display()));
             self.changed();
             return Err(DeliverError::ShownNotSaved { banner: id, why: e });
         }
-        self.inner.unrecorded.locked().remove(&n.key);
+        self.inner.delivering.unrecorded.locked().remove(&n.key);
         tracing::info!(key = %n.key, banner = id, sound, "told");
         self.changed();
         Ok(true)
@@ -329,7 +346,7 @@ impl Engine {
     /// aside with why (the history and `status` say it). Returns whether it was decided.
     async fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, DeliverError> {
         let tries = {
-            let mut tries = self.inner.tries.locked();
+            let mut tries = self.inner.delivering.tries.locked();
             let t = tries.entry(n.key.clone()).or_insert(0);
             *t += 1;
             *t
@@ -340,7 +357,7 @@ impl Engine {
         }
         let (key, reason, now_ms) = (n.key.clone(), why.to_string(), self.inner.clock.now_ms());
         self.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await?;
-        self.inner.tries.locked().remove(&n.key);
+        self.inner.delivering.tries.locked().remove(&n.key);
         tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
         self.note_problem(format!("A banner could not be shown (\"{}\"): {why}", n.title));
         self.changed();

@@ -22,6 +22,14 @@ enum Question {
     Place(Box<Place>),
 }
 
+/// What the person is looking at, as terminals and the app's own windows report it.
+pub(super) struct Looking {
+    /// Terminal surfaces the person is looking at, as terminals report them (`surface.focus`).
+    pub(super) focused: std::sync::Mutex<std::collections::HashSet<(String, Option<String>)>>,
+    /// Items the app's own window shows right now.
+    pub(super) viewing: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
 impl Engine {
     /// A terminal shows this cloud session (what a hand-off banner's click reveals): a cmux
     /// surface, a terminal place, or both.
@@ -35,7 +43,7 @@ impl Engine {
     pub async fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) -> Result<(), EngineError> {
         let key = (workspace_id.to_string(), surface_id.map(String::from));
         {
-            let mut set = self.inner.focused.locked();
+            let mut set = self.inner.looking.focused.locked();
             if focused {
                 set.insert(key);
             } else {
@@ -54,7 +62,7 @@ impl Engine {
     /// marked read and its banner withdrawn; what comes while it is shown gets no banner.
     pub async fn set_viewing(&self, item: Option<&str>) -> Result<(), EngineError> {
         {
-            let mut set = self.inner.viewing.locked();
+            let mut set = self.inner.looking.viewing.locked();
             set.clear();
             set.extend(item.map(String::from));
         }
@@ -97,7 +105,7 @@ impl Engine {
 
     /// What tells whether the person looks at a notice: known here, or a terminal to ask.
     fn question(&self, n: &StoredNotice) -> Question {
-        if self.inner.viewing.locked().contains(&n.item) {
+        if self.inner.looking.viewing.locked().contains(&n.item) {
             return Question::Known(true);
         }
         if let Some(ws) = &n.workspace_id {
@@ -123,7 +131,7 @@ impl Engine {
 
     /// Whether a terminal said the person is looking at this surface.
     pub fn is_focused(&self, workspace_id: &str, surface_id: Option<&str>) -> bool {
-        let set = self.inner.focused.locked();
+        let set = self.inner.looking.focused.locked();
         set.contains(&(workspace_id.to_string(), surface_id.map(String::from))) || set.contains(&(workspace_id.to_string(), None))
     }
 }

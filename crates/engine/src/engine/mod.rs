@@ -27,11 +27,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::clock::Clock;
-use crate::cloud::{CloudClient, CloudError, HandoffId, Me, Run, RunId};
+use crate::cloud::{CloudClient, CloudError, HandoffId, Run, RunId};
 use crate::desktop::Desktop;
 use crate::follow::{Follower, Limits, Pacing, Session, WaitError};
 use crate::lock::Locked;
-use crate::notice::Source;
 use crate::store::{Store, StoreError, StoredNotice};
 
 /// How long a request that needs the account waits for the saved sign-in to be restored at start
@@ -159,46 +158,17 @@ struct Inner {
     store: Arc<Store>,
     follower: Follower,
     desktop: Arc<dyn Desktop>,
+    /// Each concern's own state, declared in its file.
+    delivering: deliver::Delivering,
+    looking: focus::Looking,
+    account: account::AccountState,
+    health: status::Health,
     terminals: Arc<dyn crate::terminal::Terminals>,
-    desktop_retry: std::time::Duration,
     clock: Clock,
-    session: Mutex<Option<Arc<Session>>>,
-    /// Recent problems and when each was last seen (ms): shown for an hour after the last time.
-    problems: Mutex<Vec<(i64, String)>>,
-    /// Terminal surfaces the person is looking at, as terminals report them (`surface.focus`).
-    focused: Mutex<std::collections::HashSet<(String, Option<String>)>>,
-    /// Items the app's own window shows right now.
-    viewing: Mutex<std::collections::HashSet<String>>,
     /// The delivery policy's settings, and where they come from.
     delivery: settings::DeliveryCell,
-    /// The last sound per source (the cooldown).
-    last_sound: Mutex<std::collections::HashMap<Source, i64>>,
-    /// Where the refresh token is kept; chosen by the host once the keyring answered (or not).
-    secrets: tokio::sync::watch::Sender<Option<crate::secrets::SecretStore>>,
-    renewal: Mutex<Option<Arc<account::Renewal>>>,
-    pending_device: Mutex<Option<crate::cloud::auth::DeviceStart>>,
-    /// Who the signed-in account is and its teams, as `/v1/me` last said.
-    me: Mutex<Option<Me>>,
-    /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
-    offline: tokio::sync::watch::Sender<Option<String>>,
+    /// Wakes the deliverer: a notice saved, a setting changed, a hold ended.
     deliver: Arc<Notify>,
-    /// True while the sign-in at start (the saved one, or a given token) is under way.
-    restoring: tokio::sync::watch::Sender<bool>,
-    /// Counts sign-outs: a restore that began before one never signs the account in again.
-    sign_outs: std::sync::atomic::AtomicU64,
-    /// Saves and deletes of the saved sign-in, one at a time and in order.
-    secret_writes: tokio::sync::Mutex<()>,
-    /// `sign_outs` when the sign-in at start began.
-    restore_began: std::sync::atomic::AtomicU64,
-    /// When the deliverer decides: at once for a notice alone, after a settle for a burst.
-    settle: Mutex<settle::Settle>,
-    /// Per source, the notice told alone at the head of a chain (chain, key): a burst that
-    /// follows it takes its banner's place.
-    leaders: Mutex<std::collections::HashMap<Source, (u64, String)>>,
-    /// How often the server refused each untold notice's banner.
-    tries: Mutex<std::collections::HashMap<String, u32>>,
-    /// Banners posted whose "told" could not be saved (notice key → banner id): never posted twice.
-    unrecorded: Mutex<std::collections::HashMap<String, u32>>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
     events: broadcast::Sender<EngineEvent>,
@@ -230,29 +200,31 @@ impl Engine {
                 store,
                 follower,
                 desktop: opts.desktop,
+                delivering: deliver::Delivering {
+                    last_sound: Mutex::new(Default::default()),
+                    settle: Mutex::new(Default::default()),
+                    leaders: Mutex::new(Default::default()),
+                    tries: Mutex::new(Default::default()),
+                    unrecorded: Mutex::new(Default::default()),
+                    desktop_retry: opts.desktop_retry,
+                },
+                looking: focus::Looking { focused: Mutex::new(Default::default()), viewing: Mutex::new(Default::default()) },
+                account: account::AccountState {
+                    session: Mutex::new(None),
+                    secrets: tokio::sync::watch::Sender::new(opts.secrets),
+                    renewal: Mutex::new(None),
+                    pending_device: Mutex::new(None),
+                    me: Mutex::new(None),
+                    restoring: tokio::sync::watch::Sender::new(false),
+                    sign_outs: Default::default(),
+                    secret_writes: Default::default(),
+                    restore_began: Default::default(),
+                },
+                health: status::Health { problems: Mutex::new(Vec::new()), offline: tokio::sync::watch::Sender::new(None) },
                 terminals: opts.terminals,
-                desktop_retry: opts.desktop_retry,
                 clock: opts.clock,
-                session: Mutex::new(None),
-                problems: Mutex::new(Vec::new()),
-                focused: Mutex::new(Default::default()),
-                viewing: Mutex::new(Default::default()),
                 delivery: settings::DeliveryCell::new(opts.config_file.clone()),
-                last_sound: Mutex::new(Default::default()),
-                secrets: tokio::sync::watch::Sender::new(opts.secrets),
-                renewal: Mutex::new(None),
-                pending_device: Mutex::new(None),
-                me: Mutex::new(None),
-                offline: tokio::sync::watch::Sender::new(None),
                 deliver,
-                restoring: tokio::sync::watch::Sender::new(false),
-                sign_outs: Default::default(),
-                restore_began: Default::default(),
-                secret_writes: Default::default(),
-                settle: Mutex::new(Default::default()),
-                leaders: Mutex::new(Default::default()),
-                tries: Mutex::new(Default::default()),
-                unrecorded: Mutex::new(Default::default()),
                 shutdown,
                 tracker,
                 events,
@@ -306,7 +278,7 @@ impl Engine {
     }
 
     fn session(&self) -> Option<Arc<Session>> {
-        self.inner.session.locked().clone()
+        self.inner.account.session.locked().clone()
     }
 
     fn signed_in(&self) -> Result<Arc<Session>, EngineError> {
@@ -314,7 +286,7 @@ impl Engine {
             return Ok(session);
         }
         // The sign-in at start is still being tried: say why it has not come through.
-        match (*self.inner.restoring.borrow(), self.inner.offline.borrow().clone()) {
+        match (*self.inner.account.restoring.borrow(), self.inner.health.offline.borrow().clone()) {
             (true, Some(why)) => Err(EngineError::NotSignedInYet { why }),
             _ => Err(EngineError::SignedOut),
         }
@@ -322,19 +294,19 @@ impl Engine {
 
     /// Where the refresh token is kept from now on (the host chooses it once the keyring answered).
     pub fn set_secret_store(&self, store: crate::secrets::SecretStore) {
-        self.inner.secrets.send_replace(Some(store));
+        self.inner.account.secrets.send_replace(Some(store));
         self.changed();
     }
 
     fn secret_store(&self) -> Option<crate::secrets::SecretStore> {
-        self.inner.secrets.borrow().clone()
+        self.inner.account.secrets.borrow().clone()
     }
 
     /// The store, waiting for the host's choice while the sign-in at start is under way (a sign-in
     /// made meanwhile is kept in the store chosen, not lost).
     async fn secret_store_ready(&self) -> Option<crate::secrets::SecretStore> {
-        if self.secret_store().is_none() && *self.inner.restoring.borrow() {
-            let mut chosen = self.inner.secrets.subscribe();
+        if self.secret_store().is_none() && *self.inner.account.restoring.borrow() {
+            let mut chosen = self.inner.account.secrets.subscribe();
             let _ = tokio::time::timeout(SECRET_STORE_WAIT, chosen.wait_for(Option::is_some)).await;
         }
         self.secret_store()
@@ -343,10 +315,10 @@ impl Engine {
     /// Says that the sign-in at start is under way until the returned guard is dropped: requests
     /// that need the account wait for it (see [`Self::account_ready`]).
     pub fn restoring_sign_in(&self) -> RestoringSignIn {
-        let sign_outs = self.inner.sign_outs.load(std::sync::atomic::Ordering::SeqCst);
-        self.inner.restore_began.store(sign_outs, std::sync::atomic::Ordering::SeqCst);
-        self.inner.restoring.send_replace(true);
-        RestoringSignIn(self.inner.restoring.clone())
+        let sign_outs = self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst);
+        self.inner.account.restore_began.store(sign_outs, std::sync::atomic::Ordering::SeqCst);
+        self.inner.account.restoring.send_replace(true);
+        RestoringSignIn(self.inner.account.restoring.clone())
     }
 
     /// Waits (at most `within`) while the sign-in at start is under way, so a request made just
@@ -356,7 +328,7 @@ impl Engine {
         if self.session().is_some() {
             return;
         }
-        let (mut restoring, mut offline) = (self.inner.restoring.subscribe(), self.inner.offline.subscribe());
+        let (mut restoring, mut offline) = (self.inner.account.restoring.subscribe(), self.inner.health.offline.subscribe());
         let _ = tokio::time::timeout(within, async {
             tokio::select! {
                 _ = restoring.wait_for(|r| !r) => {}

@@ -50,7 +50,7 @@ impl Engine {
             let available = me.teams.iter().map(|t| t.id.to_string()).collect::<Vec<_>>().join(", ");
             return Err(EngineError::NoSuchTeam { team: team.to_string(), available });
         }
-        *self.inner.me.locked() = Some(me.clone());
+        *self.inner.account.me.locked() = Some(me.clone());
         Ok(me)
     }
 
@@ -61,7 +61,7 @@ impl Engine {
         match self.who_is(&mut session.credentials()).await {
             Ok(me) => Ok(me.teams),
             Err(e) => {
-                let me = self.inner.me.locked();
+                let me = self.inner.account.me.locked();
                 me.as_ref().filter(|me| me.user_id == session.account).map(|me| me.teams.clone()).ok_or(e)
             }
         }
@@ -102,7 +102,7 @@ impl Engine {
             problem: None,
         };
         let session = {
-            let mut slot = self.inner.session.locked();
+            let mut slot = self.inner.account.session.locked();
             match slot.as_ref() {
                 Some(s) if s.account == me.user_id && s.credentials().team == team => {
                     s.renew(cred);
@@ -137,18 +137,18 @@ impl Engine {
     /// Signs out: every follow of the account stops (they stay saved under it), its saved
     /// sign-in is deleted and the account is forgotten.
     pub async fn sign_out(&self) -> Result<(), EngineError> {
-        self.inner.sign_outs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let session = self.inner.session.locked().take();
+        self.inner.account.sign_outs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let session = self.inner.account.session.locked().take();
         if let Some(s) = &session {
             s.stop.cancel();
         }
-        self.inner.renewal.locked().take();
+        self.inner.account.renewal.locked().take();
         let account = session.map(|s| s.account.clone()).or(self.inner.store.account()?.map(|a| a.user_id));
         if let Some(account) = account {
             self.forget_secret(&account).await;
         }
         self.inner.store.clear_account()?;
-        self.inner.me.locked().take();
+        self.inner.account.me.locked().take();
         tracing::info!("signed out");
         self.changed();
         Ok(())
@@ -157,7 +157,7 @@ impl Engine {
     /// The token was refused and cannot be renewed: stop, say so (tray state and one banner).
     pub(super) fn sign_in_needed(&self, account: &str) {
         let session = {
-            let mut slot = self.inner.session.locked();
+            let mut slot = self.inner.account.session.locked();
             match slot.as_ref() {
                 Some(s) if s.account != account => return, // another account is signed in now
                 Some(_) => slot.take(),

@@ -34,14 +34,22 @@ impl Status {
     }
 }
 
+/// What is wrong now: the problems seen lately, and why the cloud cannot be reached.
+pub(super) struct Health {
+    /// Recent problems and when each was last seen (ms): shown for an hour after the last time.
+    pub(super) problems: std::sync::Mutex<Vec<(i64, String)>>,
+    /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
+    pub(super) offline: tokio::sync::watch::Sender<Option<String>>,
+}
+
 impl Engine {
     pub fn status(&self) -> Result<Status, EngineError> {
-        let offline = self.inner.offline.borrow().clone();
+        let offline = self.inner.health.offline.borrow().clone();
         let mut problems: Vec<String> = offline.map(|why| format!("Offline: the cloud cannot be reached ({why})")).into_iter().collect();
         {
             // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
             let since = self.inner.clock.now_ms() - PROBLEM_SHOWN_MS;
-            let mut recent = self.inner.problems.locked();
+            let mut recent = self.inner.health.problems.locked();
             recent.retain(|(seen, _)| *seen >= since);
             problems.extend(recent.iter().map(|(_, p)| p.clone()));
         }
@@ -51,7 +59,7 @@ impl Engine {
         let secrets = self.secret_store();
         status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());
         status.sign_in_note = secrets.as_ref().and_then(|s| s.fallback_note());
-        let me = self.inner.me.locked().clone();
+        let me = self.inner.account.me.locked().clone();
         status.teams =
             me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
         Ok(status)
@@ -79,7 +87,7 @@ impl Engine {
 
     pub(super) fn note_problem(&self, problem: String) {
         let now = self.inner.clock.now_ms();
-        let mut problems = self.inner.problems.locked();
+        let mut problems = self.inner.health.problems.locked();
         // The same problem again is seen again, not listed twice.
         problems.retain(|(_, p)| *p != problem);
         problems.push((now, problem));
@@ -89,7 +97,7 @@ impl Engine {
 
     /// The cloud cannot be reached (`Some(why)`), or answers again; shown as "Offline" while so.
     pub(super) fn set_offline(&self, why: Option<String>) {
-        let changed = self.inner.offline.send_if_modified(|offline| {
+        let changed = self.inner.health.offline.send_if_modified(|offline| {
             let changed = *offline != why;
             *offline = why;
             changed

@@ -65,7 +65,7 @@ impl Engine {
     /// signed out or before the store is known.
     pub fn sign_in_kept_in(&self) -> Option<KeptIn> {
         let session = self.session()?;
-        let kept = self.inner.renewal.locked().as_ref().is_some_and(|r| r.account == session.account);
+        let kept = self.inner.account.renewal.locked().as_ref().is_some_and(|r| r.account == session.account);
         if !kept {
             return Some(crate::view::settings::kept_in_memory());
         }
