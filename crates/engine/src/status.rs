@@ -1,6 +1,8 @@
 //! What `status` shows (the tray, `cmux-tray status`, the socket's `tray.status`): the engine
 //! fills it (`engine/status.rs`), the views and the command line read it.
 
+use std::fmt;
+
 use serde::Serialize;
 
 use crate::cloud::Team;
@@ -28,4 +30,84 @@ pub struct Status {
     /// (HTTPS_PROXY)". Only the running engine knows it.
     #[serde(default)]
     pub network: Option<String>,
+}
+
+/// Something wrong that the person is told (the tray's problem lines, `status`), its words made
+/// here and nowhere else. `status` carries the words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// The cloud cannot be reached, and why.
+    Offline {
+        why: String,
+    },
+    /// A banner is up but could not be saved as told (it is remembered in memory meanwhile).
+    NotSaved {
+        path: String,
+        why: String,
+    },
+    /// The notification server would not show a banner after its tries.
+    BannerNotShown {
+        title: String,
+        why: String,
+    },
+    /// The cloud refused the access token.
+    TokenRefused,
+    /// The refresh token could not be saved, read or removed where it is kept.
+    SignInNotKept {
+        why: String,
+    },
+    SignInNotRead {
+        why: String,
+    },
+    SignInNotRemoved {
+        why: String,
+    },
+    /// The config file's `[delivery]` was refused; the last good settings stay in force.
+    DeliverySettings {
+        file: String,
+        why: String,
+    },
+    /// The most items are followed already.
+    TooManyFollows {
+        max: usize,
+        id: String,
+    },
+    /// A new follow could not be saved.
+    FollowNotSaved {
+        why: String,
+    },
+    /// A followed item's answer (or its end) could not be saved; it is asked for again.
+    AnswerNotSaved {
+        id: String,
+        end: bool,
+        why: String,
+    },
+    /// What the cloud answered could not be read.
+    Unreadable {
+        why: String,
+    },
+    /// An entry of a list the cloud sent could not be read (said by the list's reader).
+    Listing {
+        said: String,
+    },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Offline { why } => write!(f, "Offline: the cloud cannot be reached ({why})"),
+            Problem::NotSaved { path, why } => write!(f, "Could not save to {path}: {why}"),
+            Problem::BannerNotShown { title, why } => write!(f, "A banner could not be shown (\"{title}\"): {why}"),
+            Problem::TokenRefused => f.write_str("The cloud refused the access token: sign in again."),
+            Problem::SignInNotKept { why } => write!(f, "the sign-in could not be kept: {why}"),
+            Problem::SignInNotRead { why } => write!(f, "the saved sign-in could not be read: {why}"),
+            Problem::SignInNotRemoved { why } => write!(f, "the saved sign-in could not be removed: {why}"),
+            Problem::DeliverySettings { file, why } => write!(f, "{file}: {why}; keeping the last good delivery settings"),
+            Problem::TooManyFollows { max, id } => write!(f, "Following {max} items, the most at once: {id} was not followed"),
+            Problem::FollowNotSaved { why } => write!(f, "a follow could not be saved: {why}"),
+            Problem::AnswerNotSaved { id, end: false, why } => write!(f, "saving {id} failed: {why}"),
+            Problem::AnswerNotSaved { id, end: true, why } => write!(f, "saving the end of {id} failed: {why}"),
+            Problem::Unreadable { why } | Problem::Listing { said: why } => f.write_str(why),
+        }
+    }
 }

@@ -13,6 +13,7 @@ use crate::cloud::auth::{DevicePoll, DeviceStart, Tokens};
 use crate::cloud::{CloudError, Credentials, Me, TeamId};
 use crate::follow::{Pacing, Session};
 use crate::lock::Locked;
+use crate::status::Problem;
 
 /// Renew this long before the access token expires.
 const RENEW_EARLY: Duration = Duration::from_secs(60);
@@ -225,7 +226,7 @@ impl Engine {
         let _in_order = self.inner.account.secret_writes.lock().await;
         let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
         if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
-            self.note_problem(format!("the sign-in could not be kept: {e}"));
+            self.note_problem(Problem::SignInNotKept { why: e.to_string() });
         }
     }
 
@@ -235,7 +236,7 @@ impl Engine {
         match tokio::task::spawn_blocking(move || store.load(&account)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
-                self.note_problem(format!("the saved sign-in could not be read: {e}"));
+                self.note_problem(Problem::SignInNotRead { why: e.to_string() });
                 None
             }
             Err(_) => None,
@@ -250,7 +251,7 @@ impl Engine {
         // After any save under way: a sign-out's delete is the last word, not overtaken by it.
         let _in_order = self.inner.account.secret_writes.lock().await;
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
-            self.note_problem(format!("the saved sign-in could not be removed: {e}"));
+            self.note_problem(Problem::SignInNotRemoved { why: e.to_string() });
         }
     }
 }

@@ -25,6 +25,7 @@ use crate::desktop::{Banner, DesktopError};
 use crate::lock::Locked;
 use crate::notice::{Notice, Source};
 use crate::policy::{self, Candidate, Moment, Reason};
+use crate::status::Problem;
 use crate::store::{StoreError, StoredNotice};
 
 /// A banner the server refuses is tried this often before it is set aside.
@@ -332,7 +333,7 @@ impl Engine {
         let (key, now_ms) = (n.key.clone(), self.inner.clock.now_ms());
         if let Err(e) = self.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown, sound, now_ms)).await {
             self.inner.delivering.unrecorded.locked().insert(n.key.clone(), id);
-            self.note_problem(format!("Could not save to {}: {e}", self.inner.store.path().display()));
+            self.note_problem(Problem::NotSaved { path: self.inner.store.path().display().to_string(), why: e.to_string() });
             self.changed();
             return Err(DeliverError::ShownNotSaved { banner: id, why: e });
         }
@@ -359,7 +360,7 @@ impl Engine {
         self.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await?;
         self.inner.delivering.tries.locked().remove(&n.key);
         tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
-        self.note_problem(format!("A banner could not be shown (\"{}\"): {why}", n.title));
+        self.note_problem(Problem::BannerNotShown { title: n.title.clone(), why: why.to_string() });
         self.changed();
         Ok(true)
     }

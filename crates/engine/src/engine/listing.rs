@@ -8,6 +8,7 @@ use super::Engine;
 use crate::cloud::{CloudError, Handoff};
 use crate::follow::{FollowError, Pacing, Session};
 use crate::notice;
+use crate::status::Problem;
 use crate::store::{FollowKind, HandoffStep};
 
 impl Engine {
@@ -57,7 +58,7 @@ impl Engine {
         if let Some(listing) = handoffs {
             let (items, problems) = listing.into_parts();
             for problem in problems {
-                self.note_problem(problem);
+                self.note_problem(Problem::Listing { said: problem });
             }
             for h in items.iter().filter(|h| !h.is_closed()) {
                 if let Err(e) = self.adopt_handoff(session, h) {
@@ -68,7 +69,7 @@ impl Engine {
         if let Some(listing) = runs {
             let (items, problems) = listing.into_parts();
             for problem in problems {
-                self.note_problem(problem);
+                self.note_problem(Problem::Listing { said: problem });
             }
             for run in items.iter().filter(|r| !r.is_terminal()) {
                 if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {

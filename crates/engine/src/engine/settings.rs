@@ -13,6 +13,7 @@ use super::{Engine, EngineError};
 use crate::lock::Locked;
 use crate::policy::settings as delivery;
 use crate::policy::{DeliverySettings, Pause};
+use crate::status::Problem;
 
 const LAST_GOOD: &str = "delivery.last_good";
 const PAUSE: &str = "delivery.pause";
@@ -27,7 +28,7 @@ struct CellState {
     settings: DeliverySettings,
     /// The file's modification time when last read (`None`: absent or never read).
     seen: Option<Option<SystemTime>>,
-    problem: Option<String>,
+    problem: Option<Problem>,
     warnings: Vec<String>,
 }
 
@@ -44,7 +45,7 @@ impl DeliveryCell {
         self.state().settings.clone()
     }
 
-    pub(super) fn problem(&self) -> Option<String> {
+    pub(super) fn problem(&self) -> Option<Problem> {
         self.state().problem.clone()
     }
 }
@@ -88,7 +89,7 @@ impl Engine {
             Err(e) => {
                 let mut st = cell.state();
                 st.seen = Some(mtime);
-                st.problem = Some(format!("{}: {e}; keeping the last good delivery settings", file.display()));
+                st.problem = Some(Problem::DeliverySettings { file: file.display().to_string(), why: e.to_string() });
                 return;
             }
         };
@@ -119,7 +120,7 @@ impl Engine {
                 }
             }
             Err(e) => {
-                let problem = format!("{}: {e}; keeping the last good delivery settings", file.display());
+                let problem = Problem::DeliverySettings { file: file.display().to_string(), why: e.to_string() };
                 tracing::error!("{problem}");
                 st.problem = Some(problem);
             }
@@ -133,7 +134,7 @@ impl Engine {
     }
 
     /// Why the delivery settings in the file are not in force (the last good ones are), if so.
-    pub fn delivery_settings_problem(&self) -> Option<String> {
+    pub fn delivery_settings_problem(&self) -> Option<Problem> {
         self.inner.delivery.problem()
     }
 
@@ -150,7 +151,7 @@ impl Engine {
 
     /// Pauses banners until a moment, or until resumed (`None`). Saved: survives a relaunch.
     pub fn pause(&self, until: Option<Timestamp>) -> Result<(), EngineError> {
-        let value = until.map(|t| t.as_millisecond().to_string()).unwrap_or_else(|| "resumed".into());
+        let value = until.map(|t| t.as_millisecond().to_string()).unwrap_or_else(|| UNTIL_RESUMED.into());
         self.inner.store.set(PAUSE, Some(&value))?;
         self.inner.deliver.notify_one();
         self.changed();
@@ -171,11 +172,15 @@ impl Engine {
     }
 }
 
+/// The stored pause that has no end: the word the store keeps for it (a time is kept as
+/// milliseconds), read back by [`stored_pause`].
+const UNTIL_RESUMED: &str = "resumed";
+
 /// The pause saved in the store, if it is still in force at `now_ms`: one reading of what
 /// [`Engine::pause`] writes, for the engine and for a status read from the store alone.
 pub(crate) fn stored_pause(store: &crate::store::Store, now_ms: i64) -> Option<Pause> {
     let value = store.get(PAUSE).ok().flatten()?;
-    if value == "resumed" {
+    if value == UNTIL_RESUMED {
         return Some(Pause::UntilResumed);
     }
     let until = Timestamp::from_millisecond(value.parse().ok()?).ok()?;

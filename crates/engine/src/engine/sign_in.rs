@@ -11,6 +11,7 @@ use crate::cloud::{CloudError, Credentials, Me, Team, TeamId};
 use crate::follow::Session;
 use crate::lock::Locked;
 use crate::notice::{Notice, Source};
+use crate::status::Problem;
 use crate::store::AccountRow;
 
 /// Where the team an account chose is kept: per account, across sign-outs.
@@ -167,8 +168,7 @@ impl Engine {
         if let Some(s) = session {
             s.stop.cancel();
         }
-        let problem = "The cloud refused the access token: sign in again.";
-        let _ = self.inner.store.set_account_problem(Some(problem));
+        let _ = self.inner.store.set_account_problem(Some(&Problem::TokenRefused.to_string()));
         let now = self.inner.clock.now_ms();
         let notice = Notice {
             key: format!("account:{account}:sign-in-needed:{now}"),
@@ -185,7 +185,7 @@ impl Engine {
         if self.inner.store.record_notice(&notice, now).unwrap_or(false) {
             self.inner.deliver.notify_one();
         }
-        self.note_problem(problem.into());
+        self.note_problem(Problem::TokenRefused);
         self.changed();
     }
 }

@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 use super::{Engine, EngineError, settings};
 use crate::follow::{FollowError, FollowerEvent};
 use crate::lock::Locked;
-use crate::status::Status;
+use crate::status::{Problem, Status};
 use crate::store::{Store, StoreError};
 
 /// How long a problem stays in the status after it was last seen.
@@ -37,7 +37,7 @@ impl Status {
 /// What is wrong now: the problems seen lately, and why the cloud cannot be reached.
 pub(super) struct Health {
     /// Recent problems and when each was last seen (ms): shown for an hour after the last time.
-    pub(super) problems: std::sync::Mutex<Vec<(i64, String)>>,
+    pub(super) problems: std::sync::Mutex<Vec<(i64, Problem)>>,
     /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
     pub(super) offline: tokio::sync::watch::Sender<Option<String>>,
 }
@@ -45,7 +45,7 @@ pub(super) struct Health {
 impl Engine {
     pub fn status(&self) -> Result<Status, EngineError> {
         let offline = self.inner.health.offline.borrow().clone();
-        let mut problems: Vec<String> = offline.map(|why| format!("Offline: the cloud cannot be reached ({why})")).into_iter().collect();
+        let mut problems: Vec<Problem> = offline.map(|why| Problem::Offline { why }).into_iter().collect();
         {
             // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
             let since = self.inner.clock.now_ms() - PROBLEM_SHOWN_MS;
@@ -54,7 +54,7 @@ impl Engine {
             problems.extend(recent.iter().map(|(_, p)| p.clone()));
         }
         problems.extend(self.inner.delivery.problem());
-        let mut status = Status::read(&self.inner.store, problems)?;
+        let mut status = Status::read(&self.inner.store, problems.iter().map(Problem::to_string).collect())?;
         status.network = Some(self.cloud_route());
         let secrets = self.secret_store();
         status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());
@@ -74,18 +74,18 @@ impl Engine {
     pub(super) fn not_followed(&self, e: FollowError) -> EngineError {
         match e {
             FollowError::TooMany { id, max } => {
-                self.note_problem(format!("Following {max} items, the most at once: {id} was not followed"));
+                self.note_problem(Problem::TooManyFollows { max, id: id.clone() });
                 self.changed();
                 EngineError::TooManyFollows { id, max }
             }
             FollowError::Store(e) => {
-                self.note_problem(format!("a follow could not be saved: {e}"));
+                self.note_problem(Problem::FollowNotSaved { why: e.to_string() });
                 EngineError::Store(e)
             }
         }
     }
 
-    pub(super) fn note_problem(&self, problem: String) {
+    pub(super) fn note_problem(&self, problem: Problem) {
         let now = self.inner.clock.now_ms();
         let mut problems = self.inner.health.problems.locked();
         // The same problem again is seen again, not listed twice.

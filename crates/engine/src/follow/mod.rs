@@ -20,6 +20,7 @@ use tokio_util::task::TaskTracker;
 use crate::clock::{Clock, DAY_MS, HOUR_MS};
 use crate::cloud::{CloudClient, CloudError, Credentials, HANDOFF_HOLD, Handoff, HandoffId, RUN_HOLD, Run, RunId};
 use crate::notice::{self, RunVerdict};
+use crate::status::Problem;
 use crate::store::{FollowKind, FollowRow, Grouped, HandoffStep, Store, StoreError};
 
 use crate::lock::Locked;
@@ -81,7 +82,7 @@ pub enum FollowerEvent {
     /// A call was refused with 401 under this account: the engine refreshes or signs out.
     StaleToken { account: String },
     /// Something worth a line in the status (an unreadable answer, a store error).
-    Problem(String),
+    Problem(Problem),
     /// The cloud could not be reached several times in a row (the tray's "offline"), and why.
     Unreachable(String),
     /// The cloud answered again after being unreachable.
@@ -429,7 +430,7 @@ impl Follower {
                     // The store could not save it: ask again later, the server still has it.
                     Err(e) => {
                         progress.failures += 1;
-                        self.problem(format!("saving {} failed: {e}", row.id));
+                        self.problem(Problem::AnswerNotSaved { id: row.id.clone(), end: false, why: e.to_string() });
                         inner.pacing.after_failure(progress.failures, None, elapsed, rand::random())
                     }
                 }
@@ -447,7 +448,7 @@ impl Follower {
             Err(e) => {
                 progress.failures += 1;
                 if matches!(e, CloudError::Unreadable { .. }) {
-                    self.problem(e.to_string());
+                    self.problem(Problem::Unreadable { why: e.to_string() });
                 } else {
                     // A proxy's refusal is no passing hiccup: said at once.
                     let unreachable = match e {
@@ -551,7 +552,7 @@ impl Follower {
 
     fn end_in_outbox(&self, row: &FollowRow, reason: &str) {
         if let Err(e) = self.inner.store.end_follow(row.kind, &row.id, reason, self.inner.clock.now_ms()) {
-            self.problem(format!("saving the end of {} failed: {e}", row.id));
+            self.problem(Problem::AnswerNotSaved { id: row.id.clone(), end: true, why: e.to_string() });
         }
     }
 
@@ -598,9 +599,9 @@ impl Follower {
         });
     }
 
-    fn problem(&self, message: String) {
-        tracing::warn!("{message}");
-        let _ = self.inner.events.send(FollowerEvent::Problem(message));
+    fn problem(&self, problem: Problem) {
+        tracing::warn!("{problem}");
+        let _ = self.inner.events.send(FollowerEvent::Problem(problem));
     }
 }
 

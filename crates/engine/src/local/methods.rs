@@ -374,7 +374,7 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> M
         Method::TrayMarkAllRead => Ok(json!({"marked_read": engine.mark_all_read().await.map_err(internal)?})),
         Method::SettingsReload => {
             engine.reload_delivery_settings();
-            let problem = engine.delivery_settings_problem();
+            let problem = engine.delivery_settings_problem().map(|p| p.to_string());
             Ok(json!({"reloaded": problem.is_none(), "problem": problem}))
         }
         // Answered by `answer_all` with their batch (`v2_post`); login above.
