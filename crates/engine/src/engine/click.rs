@@ -9,8 +9,9 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
+use crate::lock::Locked;
 use crate::place::Place;
-use crate::store::{FollowKind, StoredNotice};
+use crate::store::{FollowKind, StoreError, StoredNotice};
 use crate::terminal::RevealError;
 
 /// Where one click goes.
@@ -130,6 +131,19 @@ impl Engine {
         }
     }
 
+    /// The notice a clicked banner shows: as saved, or, while its mark is still being written,
+    /// as the deliverer holds it in memory.
+    fn clicked_notice(&self, banner_id: u32) -> Result<Option<StoredNotice>, StoreError> {
+        if let Some(notice) = self.inner.store.notice_by_banner(banner_id)? {
+            return Ok(Some(notice));
+        }
+        let key = self.inner.delivering.unrecorded.locked().iter().find(|(_, id)| **id == banner_id).map(|(key, _)| key.clone());
+        match key {
+            Some(key) => self.inner.store.notice(&key),
+            None => Ok(None),
+        }
+    }
+
     /// Clicks open what their banner told; a notification server's arrival wakes the deliverer,
     /// so what waited for one goes out now.
     pub(super) fn spawn_desktop_events(&self) {
@@ -143,7 +157,7 @@ impl Engine {
                 }
                 DesktopEvent::Clicked(click) => click,
             };
-            match this.inner.store.notice_by_banner(click.banner_id) {
+            match this.clicked_notice(click.banner_id) {
                 // Each click on its own task: a stuck opener never holds the next click.
                 Ok(Some(notice)) => {
                     let revealing = this.clone();

@@ -90,7 +90,8 @@ pub(super) struct Delivering {
     pub(super) leaders: std::sync::Mutex<std::collections::HashMap<Source, (u64, String)>>,
     /// How often the server refused each untold notice's banner.
     pub(super) tries: std::sync::Mutex<std::collections::HashMap<String, u32>>,
-    /// Banners posted whose "told" could not be saved (notice key → banner id): never posted twice.
+    /// Banners posted whose "told" is not saved, yet or at all (notice key → banner id): never
+    /// posted twice, and a click on one finds its notice.
     pub(super) unrecorded: std::sync::Mutex<std::collections::HashMap<String, u32>>,
 }
 
@@ -330,9 +331,11 @@ impl Engine {
             }
         };
         self.inner.delivering.tries.locked().remove(&n.key);
+        // Known in memory before it is saved: a click that comes while the mark is being written
+        // finds its notice (engine/click.rs), and a failed save never posts it again.
+        self.inner.delivering.unrecorded.locked().insert(n.key.clone(), id);
         let (key, now_ms) = (n.key.clone(), self.inner.clock.now_ms());
         if let Err(e) = self.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown, sound, now_ms)).await {
-            self.inner.delivering.unrecorded.locked().insert(n.key.clone(), id);
             self.note_problem(Problem::NotSaved { path: self.inner.store.path().display().to_string(), why: e.to_string() });
             self.changed();
             return Err(DeliverError::ShownNotSaved { banner: id, why: e });
