@@ -10,36 +10,65 @@ use tauri::State;
 
 use crate::AppState;
 
-fn text(e: impl std::fmt::Display) -> String {
-    e.to_string()
+/// Why a command failed, in words the page shows as they are: the pages receive it as a
+/// string (serialised as its message), Rust code builds it from any error.
+#[derive(Debug)]
+pub struct CommandError(String);
+
+impl serde::Serialize for CommandError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl From<String> for CommandError {
+    fn from(message: String) -> Self {
+        CommandError(message)
+    }
+}
+
+impl From<&str> for CommandError {
+    fn from(message: &str) -> Self {
+        CommandError(message.into())
+    }
+}
+
+impl From<cmux_tray_engine::EngineError> for CommandError {
+    fn from(e: cmux_tray_engine::EngineError) -> Self {
+        failed(e)
+    }
+}
+
+fn failed(e: impl std::fmt::Display) -> CommandError {
+    CommandError(e.to_string())
 }
 
 #[tauri::command]
-pub fn view(state: State<'_, AppState>) -> Result<TrayView, String> {
-    state.engine.tray_view().map_err(text)
+pub fn view(state: State<'_, AppState>) -> Result<TrayView, CommandError> {
+    state.engine.tray_view().map_err(failed)
 }
 
 /// The history's rows (kind, relative time, why no banner, what a click opens) and follows,
 /// narrowed by kind and a search.
 #[tauri::command]
-pub fn history_view(state: State<'_, AppState>, filter: HistoryFilter) -> Result<HistoryView, String> {
-    state.engine.history_view(&filter).map_err(text)
+pub fn history_view(state: State<'_, AppState>, filter: HistoryFilter) -> Result<HistoryView, CommandError> {
+    state.engine.history_view(&filter).map_err(failed)
 }
 
 /// A terminal's notice whose click could not reach its terminal, for its card.
 #[tauri::command]
-pub fn notice(state: State<'_, AppState>, key: String) -> Result<Option<StoredNotice>, String> {
-    state.engine.notice(&key).map_err(text)
+pub fn notice(state: State<'_, AppState>, key: String) -> Result<Option<StoredNotice>, CommandError> {
+    state.engine.notice(&key).map_err(failed)
 }
 
 #[tauri::command]
-pub fn card(state: State<'_, AppState>, run_id: String) -> Result<Option<Card>, String> {
-    state.engine.run_card(&run_id).map_err(text)
+pub fn card(state: State<'_, AppState>, run_id: String) -> Result<Option<Card>, CommandError> {
+    state.engine.run_card(&run_id).map_err(failed)
 }
 
 #[tauri::command]
-pub fn handoff_card(state: State<'_, AppState>, handoff_id: String) -> Result<HandoffCard, String> {
-    state.engine.handoff_card(&handoff_id).map_err(text)
+pub fn handoff_card(state: State<'_, AppState>, handoff_id: String) -> Result<HandoffCard, CommandError> {
+    state.engine.handoff_card(&handoff_id).map_err(failed)
 }
 
 /// Every delivery setting in words, the quiet-hours windows, whether they are on now, the pause.
@@ -57,7 +86,7 @@ pub fn time_zones() -> Vec<String> {
 /// Saves one setting to the config file, checked as `config set` checks it (the file is never
 /// left unreadable), and applies it at once.
 #[tauri::command]
-pub fn set_setting(state: State<'_, AppState>, key: String, value: String) -> Result<(), String> {
+pub fn set_setting(state: State<'_, AppState>, key: String, value: String) -> Result<(), CommandError> {
     cmux_tray_engine::config::set_in_file(&state.paths.config_file, &key, &value)?;
     state.engine.reload_delivery_settings();
     Ok(())
@@ -65,39 +94,39 @@ pub fn set_setting(state: State<'_, AppState>, key: String, value: String) -> Re
 
 /// Saves the quiet-hours windows as the editor drew them.
 #[tauri::command]
-pub fn set_quiet_windows(state: State<'_, AppState>, windows: Vec<QuietWindowDraft>) -> Result<(), String> {
+pub fn set_quiet_windows(state: State<'_, AppState>, windows: Vec<QuietWindowDraft>) -> Result<(), CommandError> {
     let value = cmux_tray_engine::view::settings::windows_value(&windows)?;
     set_setting(state, "delivery.quiet_hours.windows".into(), value)
 }
 
 /// Pauses banners: `hour`, `tomorrow` or `until-resumed`, as the tray's menu does.
 #[tauri::command]
-pub fn pause(state: State<'_, AppState>, how: cmux_tray_engine::policy::PauseFor) -> Result<(), String> {
-    state.engine.pause(how.until(&jiff::Zoned::now())?).map_err(text)
+pub fn pause(state: State<'_, AppState>, how: cmux_tray_engine::policy::PauseFor) -> Result<(), CommandError> {
+    state.engine.pause(how.until(&jiff::Zoned::now())?).map_err(failed)
 }
 
 #[tauri::command]
-pub fn resume(state: State<'_, AppState>) -> Result<(), String> {
-    state.engine.resume().map_err(text)
+pub fn resume(state: State<'_, AppState>) -> Result<(), CommandError> {
+    state.engine.resume().map_err(failed)
 }
 
 /// The history window shows this item's card to the person (focused), or nothing: the engine
 /// treats it as looked at (marked read, no banner while shown).
 #[tauri::command]
-pub async fn viewing(state: State<'_, AppState>, item: Option<String>) -> Result<(), String> {
+pub async fn viewing(state: State<'_, AppState>, item: Option<String>) -> Result<(), CommandError> {
     let item = item.filter(|i| i.starts_with("run:") || i.starts_with("handoff:"));
-    state.engine.set_viewing(item.as_deref()).await.map_err(text)
+    state.engine.set_viewing(item.as_deref()).await.map_err(failed)
 }
 
 /// A notice opened from the history, as a click on its banner opens it.
 #[tauri::command]
-pub async fn open_notice(state: State<'_, AppState>, key: String) -> Result<bool, String> {
-    state.engine.open_notice(&key).await.map_err(text)
+pub async fn open_notice(state: State<'_, AppState>, key: String) -> Result<bool, CommandError> {
+    state.engine.open_notice(&key).await.map_err(failed)
 }
 
 #[tauri::command]
-pub async fn mark_all_read(state: State<'_, AppState>) -> Result<usize, String> {
-    state.engine.mark_all_read().await.map_err(text)
+pub async fn mark_all_read(state: State<'_, AppState>) -> Result<usize, CommandError> {
+    state.engine.mark_all_read().await.map_err(failed)
 }
 
 /// A device sign-in's code and page, with the waiting state in words.
@@ -110,8 +139,8 @@ pub struct SignInStart {
 }
 
 #[tauri::command]
-pub async fn sign_in_start(state: State<'_, AppState>) -> Result<SignInStart, String> {
-    let start = state.engine.device_start().await.map_err(text)?;
+pub async fn sign_in_start(state: State<'_, AppState>) -> Result<SignInStart, CommandError> {
+    let start = state.engine.device_start().await.map_err(failed)?;
     Ok(SignInStart {
         waiting: cmux_tray_engine::view::signin::waiting(start.expires_in_seconds),
         user_code: start.user_code,
@@ -121,27 +150,27 @@ pub async fn sign_in_start(state: State<'_, AppState>) -> Result<SignInStart, St
 
 /// How the device sign-in ended: done, expired or refused, in words.
 #[tauri::command]
-pub async fn sign_in_wait(state: State<'_, AppState>) -> Result<SignInView, String> {
+pub async fn sign_in_wait(state: State<'_, AppState>) -> Result<SignInView, CommandError> {
     let result = state.engine.device_finish(None).await;
     Ok(cmux_tray_engine::engine::sign_in_ended(&result))
 }
 
 /// Opens the sign-in page in the browser (the page itself has no network access).
 #[tauri::command]
-pub async fn open_sign_in_page(state: State<'_, AppState>) -> Result<(), String> {
+pub async fn open_sign_in_page(state: State<'_, AppState>) -> Result<(), CommandError> {
     let url = state.engine.pending_device_url().ok_or("no sign-in under way")?;
-    cmux_tray_engine::reveal::open_sign_in_page(&url).await.map_err(text)
+    cmux_tray_engine::reveal::open_sign_in_page(&url).await.map_err(failed)
 }
 
 /// Whether the app opens at login (started with `--hidden`: the tray alone).
 #[tauri::command]
-pub fn open_at_login(app: tauri::AppHandle) -> Result<bool, String> {
-    crate::autostart::is_enabled(&app)
+pub fn open_at_login(app: tauri::AppHandle) -> Result<bool, CommandError> {
+    Ok(crate::autostart::is_enabled(&app)?)
 }
 
 #[tauri::command]
-pub fn set_open_at_login(app: tauri::AppHandle, enabled: bool) -> Result<(), String> {
-    crate::autostart::set(&app, enabled)
+pub fn set_open_at_login(app: tauri::AppHandle, enabled: bool) -> Result<(), CommandError> {
+    Ok(crate::autostart::set(&app, enabled)?)
 }
 
 /// One setting outside `[delivery]`, for the settings window.
@@ -186,7 +215,7 @@ pub fn log_dir(state: State<'_, AppState>) -> String {
 
 /// Opens another of the app's windows (the settings window's "Sign in…").
 #[tauri::command]
-pub fn open_window(app: tauri::AppHandle, page: String) -> Result<(), String> {
+pub fn open_window(app: tauri::AppHandle, page: String) -> Result<(), CommandError> {
     let page = crate::windows::Page::parse(&page).ok_or_else(|| format!("no window {page:?}"))?;
     crate::windows::open(&app, page, None);
     Ok(())
@@ -212,8 +241,8 @@ pub struct Account {
 }
 
 #[tauri::command]
-pub async fn account(state: State<'_, AppState>) -> Result<Account, String> {
-    let status = state.engine.status().map_err(text)?;
+pub async fn account(state: State<'_, AppState>) -> Result<Account, CommandError> {
+    let status = state.engine.status().map_err(failed)?;
     let row = status.account;
     let (teams, teams_error) = match &row {
         Some(a) if a.problem.is_none() => match state.engine.teams().await {
@@ -233,20 +262,20 @@ pub async fn account(state: State<'_, AppState>) -> Result<Account, String> {
 }
 
 #[tauri::command]
-pub async fn choose_team(state: State<'_, AppState>, team: String) -> Result<(), String> {
-    let team = cmux_tray_engine::cloud::TeamId::parse(&team).map_err(text)?;
-    state.engine.choose_team(team).await.map_err(text)
+pub async fn choose_team(state: State<'_, AppState>, team: String) -> Result<(), CommandError> {
+    let team = cmux_tray_engine::cloud::TeamId::parse(&team).map_err(failed)?;
+    state.engine.choose_team(team).await.map_err(failed)
 }
 
 #[tauri::command]
-pub async fn sign_out(state: State<'_, AppState>) -> Result<(), String> {
-    state.engine.sign_out().await.map_err(text)
+pub async fn sign_out(state: State<'_, AppState>) -> Result<(), CommandError> {
+    state.engine.sign_out().await.map_err(failed)
 }
 
 /// The second way in: an access token pasted by hand (a service that issues API tokens). Kept
 /// in memory only, like `CMUX_TRAY_TOKEN`: it has no refresh token to keep.
 #[tauri::command]
-pub async fn sign_in_with_token(state: State<'_, AppState>, token: String) -> Result<SignInView, String> {
+pub async fn sign_in_with_token(state: State<'_, AppState>, token: String) -> Result<SignInView, CommandError> {
     let token = token.trim();
     if token.is_empty() {
         return Err("paste a token first".into());
