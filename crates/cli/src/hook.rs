@@ -7,7 +7,11 @@
 
 use serde_json::Value;
 
-use crate::notify::{Post, project_of};
+use cmux_tray_engine::config::Paths;
+
+use crate::args::Agent;
+use crate::notify::{self, Post, project_of};
+use crate::{environment, notify_config};
 
 /// The notice for a Claude Code hook payload; `None` when it is not worth one.
 pub fn claude(payload: &Value, idle_reminders: bool) -> Option<Post> {
@@ -48,6 +52,47 @@ pub fn session_of(payload: &Value) -> Option<String> {
 
 fn project(payload: &Value) -> String {
     payload["cwd"].as_str().map(|c| project_of(std::path::Path::new(c))).unwrap_or_default()
+}
+
+pub(crate) async fn hook_main(paths: &Paths, agent: Agent, payload: Option<String>) {
+    let text = match (agent, payload) {
+        (Agent::Codex, Some(p)) => p,
+        (Agent::Codex, None) => {
+            eprintln!("cmux-tray hook codex: no payload argument");
+            return;
+        }
+        (Agent::Claude, _) => {
+            let mut s = String::new();
+            if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+                eprintln!("cmux-tray hook claude: reading stdin: {e}");
+                return;
+            }
+            s
+        }
+    };
+    let payload: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("cmux-tray hook: the payload is not JSON ({e})");
+            return;
+        }
+    };
+    let idle = notify_config(paths).idle_reminders.unwrap_or(false);
+    let post = match agent {
+        Agent::Claude => claude(&payload, idle),
+        Agent::Codex => codex(&payload),
+    };
+    let caller = notify::Caller::new(environment());
+    if let Some(session) = session_of(&payload)
+        && let Err(why) = notify::attach(paths, &caller, &session).await
+    {
+        tracing::debug!("cmux-tray hook: session not reported: {why}");
+    }
+    if let Some(post) = post
+        && let Err(why) = notify::send(paths, &caller, &notify::Overrides::default(), &post).await
+    {
+        eprintln!("cmux-tray hook: notice not sent: {why}");
+    }
 }
 
 #[cfg(test)]

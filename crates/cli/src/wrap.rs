@@ -8,8 +8,14 @@
 
 use std::time::{Duration, Instant};
 
-use crate::notify::Post;
+use std::process::ExitCode;
+
+use cmux_tray_engine::config::Paths;
+
+use crate::args::{Cli, Command};
+use crate::notify::{self, Post};
 use crate::process::{Relay, ended_by_signal};
+use crate::{environment, notify_config};
 
 pub struct Finished {
     pub code: i32,
@@ -73,6 +79,39 @@ pub fn human(d: Duration) -> String {
         60..3600 => format!("{} min {:02} s", s / 60, s % 60),
         _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
     }
+}
+
+pub(crate) fn wrap_main(cli: Cli) -> ExitCode {
+    let Command::Wrap { threshold, session, command } = cli.command else { unreachable!() };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cmux-tray wrap: cannot start: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async {
+        let paths = Paths::from_env().ok();
+        let threshold = threshold
+            .or_else(|| paths.as_ref().and_then(|p| notify_config(p).wrap_threshold))
+            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+            .unwrap_or(10.0);
+        let caller = notify::Caller::new(environment());
+        if let (Some(session), Some(paths)) = (&session, &paths)
+            && let Err(why) = notify::attach(paths, &caller, session).await
+        {
+            eprintln!("cmux-tray wrap: session not reported: {why}");
+        }
+        let finished = run(&command, Duration::from_secs_f64(threshold)).await;
+        if let (Some(post), Some(paths)) = (&finished.post, &paths)
+            && let Err(why) = notify::send(paths, &caller, &notify::Overrides::default(), post).await
+        {
+            eprintln!("cmux-tray wrap: notice not sent: {why}");
+        }
+        finished.code
+    });
+    runtime.shutdown_timeout(Duration::from_millis(200));
+    ExitCode::from(code.clamp(0, 255) as u8)
 }
 
 #[cfg(test)]
