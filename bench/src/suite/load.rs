@@ -55,7 +55,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
                         other => {
                             refused.fetch_add(1, Ordering::Relaxed);
                             let said = other.unwrap_or_else(|e| e.to_string());
-                            first_refusal.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(said);
+                            first_refusal.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get_or_insert(said);
                         }
                     }
                     i += 1;
@@ -122,7 +122,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
     );
     notes.push(format!(
         "row 6: {sent} notices answered OK and {refused} not (the first: {:?}) in {elapsed:.1} s; {} pings, worst {:.1} ms; RSS {:.1} MiB before, {:.1} at the peak, {:.1} half way, {:.1} at the end; {banners} banners",
-        first_refusal.lock().unwrap_or_else(|p| p.into_inner()).clone().unwrap_or_default(),
+        first_refusal.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone().unwrap_or_default(),
         pings.len(),
         stats::max(&pings),
         mib(before_rss),

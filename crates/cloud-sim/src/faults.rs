@@ -82,7 +82,7 @@ impl Connection {
 }
 
 fn take_fault(sim: &Sim, method: &str, path: &str) -> Option<Fault> {
-    let mut faults = sim.inner.faults.lock().unwrap_or_else(|p| p.into_inner());
+    let mut faults = crate::lock::locked(&sim.inner.faults);
     let i = faults.iter().position(|f| f.matches(method, path))?;
     let fault = faults[i].clone();
     match fault.times.unwrap_or(1) {
@@ -103,7 +103,7 @@ pub(crate) async fn intercept(State(sim): State<Sim>, ConnectInfo(conn): Connect
     let method = req.method().to_string();
     let fault = take_fault(&sim, &method, &path);
     let seq = {
-        let mut log = sim.inner.log.lock().unwrap_or_else(|p| p.into_inner());
+        let mut log = crate::lock::locked(&sim.inner.log);
         let seq = log.len() as u64;
         log.push(LoggedRequest {
             seq,
@@ -124,7 +124,7 @@ pub(crate) async fn intercept(State(sim): State<Sim>, ConnectInfo(conn): Connect
     };
     let response = answer(conn, fault, req, next).await;
     // The log may have been cleared meanwhile: only this request's own entry is updated.
-    let mut log = sim.inner.log.lock().unwrap_or_else(|p| p.into_inner());
+    let mut log = crate::lock::locked(&sim.inner.log);
     if let Some(logged) = log.get_mut(seq as usize).filter(|l| l.path == path && l.status.is_none()) {
         logged.status = Some(response.status().as_u16());
     }

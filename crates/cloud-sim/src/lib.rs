@@ -19,6 +19,7 @@ pub mod api;
 pub mod control;
 pub mod demo;
 pub mod faults;
+mod lock;
 pub mod reply;
 pub mod script;
 pub mod state;

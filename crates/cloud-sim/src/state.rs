@@ -216,7 +216,7 @@ impl Sim {
     }
 
     pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.inner.state.lock().unwrap_or_else(|p| p.into_inner())
+        crate::lock::locked(&self.inner.state)
     }
 
     /// Milliseconds since the simulator was made, on tokio's clock (virtual when paused).
@@ -438,20 +438,20 @@ impl Sim {
     }
 
     pub fn add_fault(&self, fault: Fault) {
-        self.inner.faults.lock().unwrap_or_else(|p| p.into_inner()).push(fault);
+        crate::lock::locked(&self.inner.faults).push(fault);
     }
 
     pub fn clear_faults(&self) {
-        self.inner.faults.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        crate::lock::locked(&self.inner.faults).clear();
     }
 
     /// Every request the public API received, in arrival order.
     pub fn requests(&self) -> Vec<LoggedRequest> {
-        self.inner.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        crate::lock::locked(&self.inner.log).clone()
     }
 
     pub fn clear_requests(&self) {
-        self.inner.log.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        crate::lock::locked(&self.inner.log).clear();
     }
 }
 
