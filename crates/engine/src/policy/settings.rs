@@ -107,110 +107,33 @@ pub struct Setting {
     set: fn(&mut DeliverySettings, &str, &toml::Value) -> Result<(), SettingError>,
 }
 
+/// One `Setting`: the key, its kind, the field it sets, how the file's value is read and how
+/// `config get` shows it.
+macro_rules! setting {
+    ($key:literal, $kind:ident, $($field:ident).+, $read:ident, $show:ident) => {
+        Setting { key: $key, kind: ValueKind::$kind, get: |s| $show(&s.$($field).+), set: |s, k, v| $read(k, v).map(|x| s.$($field).+ = x) }
+    };
+}
+
 /// Every key of `[delivery]`. Parsing, `config get`, `config set` and the key lists read this.
 pub const SETTINGS: &[Setting] = &[
-    Setting {
-        key: "delivery.banners",
-        kind: ValueKind::Bool,
-        get: |s| s.banners.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.banners = x),
-    },
-    Setting {
-        key: "delivery.sounds",
-        kind: ValueKind::Bool,
-        get: |s| s.sounds.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.sounds = x),
-    },
-    Setting {
-        key: "delivery.sound_cooldown",
-        kind: ValueKind::Seconds,
-        get: |s| secs(s.sound_cooldown),
-        set: |s, k, v| seconds(k, v).map(|x| s.sound_cooldown = x),
-    },
-    Setting {
-        key: "delivery.coalesce_count",
-        kind: ValueKind::Count,
-        get: |s| s.coalesce_count.to_string(),
-        set: |s, k, v| count(k, v).map(|x| s.coalesce_count = x),
-    },
-    Setting {
-        key: "delivery.coalesce_window",
-        kind: ValueKind::Seconds,
-        get: |s| secs(s.coalesce_window),
-        set: |s, k, v| seconds(k, v).map(|x| s.coalesce_window = x),
-    },
-    Setting {
-        key: "delivery.attention",
-        kind: ValueKind::Bool,
-        get: |s| s.attention.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.attention = x),
-    },
-    Setting {
-        key: "delivery.runs.banner",
-        kind: ValueKind::Bool,
-        get: |s| s.runs.banner.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.runs.banner = x),
-    },
-    Setting {
-        key: "delivery.runs.sound",
-        kind: ValueKind::Bool,
-        get: |s| s.runs.sound.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.runs.sound = x),
-    },
-    Setting {
-        key: "delivery.handoffs.banner",
-        kind: ValueKind::Bool,
-        get: |s| s.handoffs.banner.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.handoffs.banner = x),
-    },
-    Setting {
-        key: "delivery.handoffs.sound",
-        kind: ValueKind::Bool,
-        get: |s| s.handoffs.sound.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.handoffs.sound = x),
-    },
-    Setting {
-        key: "delivery.local.banner",
-        kind: ValueKind::Bool,
-        get: |s| s.local.banner.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.local.banner = x),
-    },
-    Setting {
-        key: "delivery.local.sound",
-        kind: ValueKind::Bool,
-        get: |s| s.local.sound.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.local.sound = x),
-    },
-    Setting {
-        key: "delivery.quiet_hours.enabled",
-        kind: ValueKind::Bool,
-        get: |s| s.quiet.enabled.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.quiet.enabled = x),
-    },
-    Setting {
-        key: "delivery.quiet_hours.windows",
-        kind: ValueKind::Windows,
-        get: |s| s.quiet.schedule.windows.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("; "),
-        set: |s, k, v| windows(k, v).map(|x| s.quiet.schedule = x),
-    },
-    Setting {
-        key: "delivery.quiet_hours.needs_you_breaks_through",
-        kind: ValueKind::Bool,
-        get: |s| s.quiet.needs_you_breaks_through.to_string(),
-        set: |s, k, v| boolean(k, v).map(|x| s.quiet.needs_you_breaks_through = x),
-    },
-    Setting {
-        key: "delivery.quiet_hours.time_zone",
-        kind: ValueKind::TimeZone,
-        get: |s| s.quiet.time_zone.clone().unwrap_or_else(|| "system".into()),
-        set: |s, k, v| time_zone(k, v).map(|x| s.quiet.time_zone = x),
-    },
-    Setting {
-        key: "delivery.history_days",
-        kind: ValueKind::Days,
-        get: |s| s.history_days.to_string(),
-        set: |s, k, v| days(k, v).map(|x| s.history_days = x),
-    },
+    setting!("delivery.banners", Bool, banners, boolean, plain),
+    setting!("delivery.sounds", Bool, sounds, boolean, plain),
+    setting!("delivery.sound_cooldown", Seconds, sound_cooldown, seconds, in_seconds),
+    setting!("delivery.coalesce_count", Count, coalesce_count, count, plain),
+    setting!("delivery.coalesce_window", Seconds, coalesce_window, seconds, in_seconds),
+    setting!("delivery.attention", Bool, attention, boolean, plain),
+    setting!("delivery.runs.banner", Bool, runs.banner, boolean, plain),
+    setting!("delivery.runs.sound", Bool, runs.sound, boolean, plain),
+    setting!("delivery.handoffs.banner", Bool, handoffs.banner, boolean, plain),
+    setting!("delivery.handoffs.sound", Bool, handoffs.sound, boolean, plain),
+    setting!("delivery.local.banner", Bool, local.banner, boolean, plain),
+    setting!("delivery.local.sound", Bool, local.sound, boolean, plain),
+    setting!("delivery.quiet_hours.enabled", Bool, quiet.enabled, boolean, plain),
+    setting!("delivery.quiet_hours.windows", Windows, quiet.schedule, windows, windows_text),
+    setting!("delivery.quiet_hours.needs_you_breaks_through", Bool, quiet.needs_you_breaks_through, boolean, plain),
+    setting!("delivery.quiet_hours.time_zone", TimeZone, quiet.time_zone, time_zone, zone_text),
+    setting!("delivery.history_days", Days, history_days, days, plain),
 ];
 
 /// The tables inside `[delivery]`, and what a value there that is no table is told.
@@ -234,8 +157,20 @@ pub fn kind_of(key: &str) -> Option<ValueKind> {
     setting(key).map(|s| s.kind)
 }
 
-fn secs(d: Duration) -> String {
+fn plain(value: &impl ToString) -> String {
+    value.to_string()
+}
+
+fn in_seconds(d: &Duration) -> String {
     format!("{}", d.as_secs_f64())
+}
+
+fn windows_text(schedule: &Schedule) -> String {
+    schedule.windows.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("; ")
+}
+
+fn zone_text(zone: &Option<String>) -> String {
+    zone.clone().unwrap_or_else(|| "system".into())
 }
 
 fn err(key: &str, value: &toml::Value, allowed: &str) -> SettingError {
