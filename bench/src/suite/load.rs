@@ -21,10 +21,13 @@ type Sample = (f64, u64);
 const PING_EVERY: Duration = Duration::from_millis(50);
 
 // The quick form's gates (10 s, 1,000 follows), about 3× the debug build's own quick figures
-// (AMD EPYC, 2 cores, as a normal user, 2026-12-04): ping's worst 24.6 ms, RSS grown over the
-// second half 10.4 MiB.
+// (AMD EPYC, 2 cores, as a normal user, 2026-12-04): ping's worst 24.6 ms; RSS grown over the
+// second half 10.4, 20.6, 23.0, 34.7, 37.2, 42.9, 46.9, 48.6 and 81.4 MiB in nine runs, median
+// 37 MiB. In 10 s the RSS is still climbing to its plateau (its peak is its last reading), so the
+// quick growth measures that climb, not a leak: the long form's minute shows a leak (1.5 MiB
+// grown over its second half, 2026-12-04 05:53).
 const GATE_PING: Option<Gate> = Gate::below(74.0);
-const GATE_GROWTH: Option<Gate> = Gate::below(31.0);
+const GATE_GROWTH: Option<Gate> = Gate::below(110.0);
 
 pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
     let (follows, duration) = if quick { (1_000, Duration::from_secs(10)) } else { (10_000, Duration::from_secs(60)) };
