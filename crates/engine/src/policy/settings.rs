@@ -251,7 +251,8 @@ pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<Strin
                 }
             }
         } else {
-            match setting(&k) {
+            // A quoted key with a dot in it (`"runs.banner" = …`) is no key of the table's.
+            match setting(&k).filter(|_| !key.contains('.')) {
                 Some(one) => (one.set)(&mut s, &k, v)?,
                 None => warnings.push(format!("unknown key {k} (ignored)")),
             }
@@ -348,6 +349,13 @@ mod tests {
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(w.iter().any(|w| w.contains("delivery.confetti")));
         assert!(w.iter().any(|w| w.contains("delivery.runs.volume")));
+    }
+
+    #[test]
+    fn a_quoted_dotted_key_is_unknown_not_a_tables_key() {
+        let (s, w) = read("[delivery]\n\"runs.banner\" = false\n").unwrap();
+        assert_eq!(s, DeliverySettings::default());
+        assert!(w.iter().any(|w| w.contains("unknown key delivery.runs.banner")), "{w:?}");
     }
 
     #[test]
