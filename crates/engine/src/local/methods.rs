@@ -52,8 +52,9 @@ pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[Str
                     v1(engine, conn, &command, &args).await
                 }
             },
-            Ok(Request::V2 { id, method, params }) => {
-                let result = match v2_post(conn, &method, &params) {
+            Ok(Request::V2 { id, method: word, params }) => {
+                let method = Method::parse(&word);
+                let result = match v2_post(conn, method, &params) {
                     Some(Ok(post)) => {
                         posts.push(Post { slot, post, asked: Asked::V2 { id } });
                         continue;
@@ -61,7 +62,7 @@ pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[Str
                     Some(Err(invalid)) => Err(invalid),
                     None => {
                         save(engine, &mut posts, &mut replies).await;
-                        v2(engine, conn, &method, &params).await
+                        v2(engine, conn, method, &word, &params).await
                     }
                 };
                 match result {
@@ -136,8 +137,8 @@ fn v1_post(conn: &Conn, command: &str, args: &str) -> Option<Result<LocalPost, S
 
 /// v2 `notification.create` and `notification.create_for_caller` from an authorised client: the
 /// notice to save, or what is wrong with its params. `None` for every other method.
-fn v2_post(conn: &Conn, method: &str, params: &Value) -> Option<Result<LocalPost, MethodError>> {
-    let (ws_key, sf_key) = match Method::parse(method)? {
+fn v2_post(conn: &Conn, method: Option<Method>, params: &Value) -> Option<Result<LocalPost, MethodError>> {
+    let (ws_key, sf_key) = match method? {
         _ if !conn.authorised => return None,
         Method::NotificationCreate => ("workspace_id", "surface_id"),
         Method::NotificationCreateForCaller => ("preferred_workspace_id", "preferred_surface_id"),
@@ -234,9 +235,9 @@ fn required(params: &Value, key: &str) -> Result<String, MethodError> {
     optional(params, key)?.ok_or_else(|| MethodError::new(ErrorCode::InvalidParams, format!("{key} is required")))
 }
 
-async fn v2(engine: &Engine, conn: &mut Conn, method: &str, params: &Value) -> MethodResult {
-    let word = method;
-    let method = Method::parse(word);
+/// A v2 request other than the notices `answer_all` saves; `word` is the method as sent, which
+/// `method` is when it names one.
+async fn v2(engine: &Engine, conn: &mut Conn, method: Option<Method>, word: &str, params: &Value) -> MethodResult {
     if method == Some(Method::AuthLogin) {
         let given = text(params, "password", "")?;
         return if conn.password.is_none() {
