@@ -109,6 +109,11 @@ pub fn default_path(runtime_dir: &Path) -> PathBuf {
     runtime_dir.join("cmux.sock")
 }
 
+/// The app's private channel (`crate::channel`): `app.sock` beside the local socket.
+pub fn channel_path(runtime_dir: &Path) -> PathBuf {
+    runtime_dir.join("app.sock")
+}
+
 fn own_uid() -> u32 {
     rustix::process::getuid().as_raw()
 }

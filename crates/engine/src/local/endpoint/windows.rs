@@ -120,11 +120,21 @@ pub fn is_live(path: &Path) -> bool {
 /// SID (`runtime_dir` has no part in it). A user whose SID cannot be read gets the process's
 /// session alone, which another account cannot take first either: its ACL would refuse us.
 pub fn default_path(_runtime_dir: &Path) -> PathBuf {
+    user_pipe("")
+}
+
+/// The app's private channel (`crate::channel`): a pipe of the same user and session.
+pub fn channel_path(_runtime_dir: &Path) -> PathBuf {
+    user_pipe("-app")
+}
+
+/// `\\.\pipe\cmux-tray<part>-<SID>-<session>`.
+fn user_pipe(part: &str) -> PathBuf {
     let sid = current_user_sid().ok().map(|sid| sid_text(&sid)).unwrap_or_default();
     let mut session = 0u32;
     // SAFETY: `session` is written by the call.
     unsafe { ProcessIdToSessionId(GetCurrentProcessId(), &mut session) };
-    PathBuf::from(format!(r"\\.\pipe\{}-{sid}-{session}", crate::config::APP))
+    PathBuf::from(format!(r"\\.\pipe\{}{part}-{sid}-{session}", crate::config::APP))
 }
 
 /// A security descriptor whose DACL grants the current user's SID everything and nobody else
