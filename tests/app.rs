@@ -174,6 +174,7 @@ fn the_tray_is_read_and_clicked_over_dbus_and_a_left_click_opens_the_history() {
     };
     assert!(status.success(), "{status:?}");
     assert!(!home.socket().exists(), "the socket is removed at quit");
+    wait_until("the windows ended with the tray", LIMIT, || home.pids_of("cmux-tray-windows").is_empty());
 }
 
 /// Waits for the app's tray item on the watcher and returns its name.
@@ -319,6 +320,17 @@ fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_t
     assert!(status.success(), "the second launch hands over and exits");
     std::thread::sleep(NOTHING_MORE);
     assert_eq!(labels(&desktop, &item).iter().filter(|l| l.starts_with("Following (")).collect::<Vec<_>>(), ["Following (1)"]);
+    assert!(home.pids_of("cmux-tray-windows").is_empty(), "a follow link opens no window");
+    // A link to a notice that is gone opens the history, in the windows process the tray starts.
+    let status = home
+        .program(std::path::Path::new("xdg-open"), &["cmux-tray://open/run:run_0123456789abcdef0123:succeeded"])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    assert_eq!(home.pids_of("cmux-tray-windows").len(), 1);
+    assert!(app.child.try_wait().unwrap().is_none(), "the first instance runs on");
 }
 
 /// The app's WebKit children: web processes and the network process.
@@ -327,23 +339,26 @@ fn web_processes(app_pid: u32) -> usize {
     String::from_utf8_lossy(&out.stdout).lines().count()
 }
 
-/// The pid of the app running in this home (not another test's: tests run side by side).
+/// The pid of the tray running in this home.
 fn app_pid(home: &Home) -> u32 {
-    let data = format!("XDG_DATA_HOME={}", home.dir.path().join("data").display());
-    let ours = |pid: &u32| {
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-        let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
-        first.ends_with(b"/cmux-tray-app") && environ.split(|b| *b == 0).any(|v| v == data.as_bytes())
-    };
-    let pids: Vec<u32> = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
-    let found: Vec<u32> = pids.into_iter().filter(ours).collect();
-    assert_eq!(found.len(), 1, "one app runs in this home: {found:?}");
+    let found = home.pids_of("cmux-tray-app");
+    assert_eq!(found.len(), 1, "one tray runs in this home: {found:?}");
+    found[0]
+}
+
+/// The pid of the windows process running in this home, once there is one.
+fn windows_pid(home: &Home) -> u32 {
+    let mut found = Vec::new();
+    wait_until("a windows process", LIMIT, || {
+        found = home.pids_of("cmux-tray-windows");
+        !found.is_empty()
+    });
+    assert_eq!(found.len(), 1, "one windows process runs in this home: {found:?}");
     found[0]
 }
 
 #[test]
-fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed() {
+fn the_settings_window_keeps_what_is_set_and_leaves_only_the_tray_when_closed() {
     use cmux_tray_e2e::webdriver::WebDriver;
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
     let wd =
@@ -378,9 +393,10 @@ fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed()
     assert!(!autostart.exists());
     desktop.screenshot("settings-saved");
 
-    // Closed: the window and its web process are gone; the tray stays.
-    let pid = app_pid(&home);
-    assert!(web_processes(pid) >= 1);
+    // Closed: the window, its process and its web processes are gone; the tray stays.
+    let (pid, windows) = (app_pid(&home), windows_pid(&home));
+    assert!(web_processes(windows) >= 1);
+    assert_eq!(web_processes(pid), 0, "no web process is the tray's");
     // Closed from the window itself, as a person's close is (a WebDriver close would end the
     // automated app with its last window).
     wd.call(
@@ -389,17 +405,19 @@ fn the_settings_window_keeps_what_is_set_and_leaves_no_web_process_when_closed()
         Some(serde_json::json!({"script": "window.__TAURI__.window.getCurrentWindow().close(); return 1;", "args": []})),
     );
     wait_until("the window closed", LIMIT, || !desktop.window_titled("cmux-tray — Settings"));
-    wait_until("no web process left", LIMIT, || web_processes(pid) == 0);
+    wait_until("no windows process left", LIMIT, || home.pids_of("cmux-tray-windows").is_empty());
+    assert!(web_processes(windows) == 0, "the web processes ended with their process");
     assert_eq!(app_pid(&home), pid, "the app lives on in the tray");
     let item = tray_item(&desktop);
 
-    // Reopened from the tray: a new window, with WebKit's processes started again (the network
-    // process was ended with the last window; WebDriver's session does not follow a network
-    // process that ended, so the new page is looked at in the screenshot, and what it shows is
-    // in the file it reads).
+    // Reopened from the tray: a new windows process, with WebKit's processes (WebDriver's
+    // session ended with the first, so the new page is looked at in the screenshot, and what it
+    // shows is in the file it reads).
     click(&desktop, &item, "Settings…");
     wait_until("the settings window again", LIMIT, || desktop.window_titled("cmux-tray — Settings"));
-    wait_until("a web process and a network process again", LIMIT, || web_processes(pid) >= 2);
+    let again = windows_pid(&home);
+    assert_ne!(again, windows);
+    wait_until("a web process and a network process again", LIMIT, || web_processes(again) >= 2);
     assert!(std::fs::read_to_string(home.config_file()).unwrap().contains("mon-fri 22:00-07:00"));
     desktop.screenshot("settings-reopened");
 }
@@ -573,28 +591,39 @@ fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_
 }
 
 #[test]
-fn tauris_own_tray_the_one_of_macos_and_windows_serves_the_same_menu() {
+fn the_windows_process_killed_leaves_the_tray_following_and_posting_and_a_window_opens_again() {
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
-    cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
-    let mut app = start_app_env(&home, &desktop, &user.access_token, &[], &[("CMUX_TRAY_TRAY", "tauri".as_ref())]);
-    // libayatana-appindicator registers it with the watcher and serves the menu over dbusmenu.
+    let run = cloud.sim().create_run(&user.user_id, "Outlives the windows");
+    let _app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
-    wait_until("the account and the Run by name", LIMIT, || {
-        let l = labels(&desktop, &item);
-        signed_in_as(&l, "ada@example.com") && l.contains(&"Fix the flaky login test".to_string())
-    });
-    for expected in ["Following (1)", "Mark all read", "Pause notifications", "For 1 hour", "Settings…", "Quit"] {
-        assert!(labels(&desktop, &item).contains(&expected.to_string()), "{expected}");
+    wait_until("the Run followed", LIMIT, || labels(&desktop, &item).contains(&"Outlives the windows".to_string()));
+    let tray = app_pid(&home);
+    desktop.sni(&["activate", &item]);
+    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    let windows = windows_pid(&home);
+    let web: Vec<String> = {
+        let out = std::process::Command::new("pgrep").args(["-P", &windows.to_string()]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect()
+    };
+    assert!(!web.is_empty(), "the history's web processes are the windows process's children");
+
+    // A crash of the windows process (and, with it, of its web processes).
+    assert!(std::process::Command::new("kill").args(["-KILL", &windows.to_string()]).status().unwrap().success());
+    for pid in &web {
+        let _ = std::process::Command::new("kill").args(["-KILL", pid]).status();
     }
+    wait_until("the window gone", LIMIT, || !desktop.window_titled("cmux-tray — History"));
+    assert_eq!(app_pid(&home), tray, "the tray lives on");
+
+    // The tray still follows, posts and redraws.
+    cloud.sim().update_run(&run, RunChange::status("succeeded"));
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    wait_until("unread in the menu", LIMIT, || labels(&desktop, &item).iter().any(|l| l == "● Outlives the windows — Run finished"));
+
+    // The next click opens a window again, in a new windows process.
     click(&desktop, &item, "Settings…");
     wait_until("the settings window", LIMIT, || desktop.window_titled("cmux-tray — Settings"));
-    // The Run's line: nothing told about it yet, so its card (running) in the history window.
-    click(&desktop, &item, "Fix the flaky login test");
-    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
-    click(&desktop, &item, "For 1 hour");
-    wait_until("paused, in the redrawn menu", LIMIT, || labels(&desktop, &item).iter().any(|l| l.starts_with("Notifications paused (")));
-    click(&desktop, &item, "Quit");
-    wait_until("quit", LIMIT, || app.child.try_wait().unwrap().is_some());
+    assert_ne!(windows_pid(&home), windows);
 }
 
 #[test]
@@ -692,18 +721,20 @@ fn the_app_says_why_it_cannot_start_in_the_terminal_and_a_dialog_and_exits_non_z
 }
 
 #[test]
-fn the_idle_tray_maps_no_opengl_and_the_programs_it_starts_do_not_inherit_that_switch() {
+fn the_idle_tray_maps_no_web_engine_no_toolkit_and_no_opengl_and_passes_no_switch_on() {
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
     let dumped = home.register_cmux_env_recorder();
     let _app = start_app(&home, &desktop, &user.access_token);
     let _item = tray_item(&desktop);
     let pid = app_pid(&home);
-    // GTK opens the display without probing OpenGL: no Mesa driver (and its LLVM) in the tray.
+    // The registered tray is the engine and D-Bus alone: no WebKit, GTK, GDK or Mesa mapped.
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-    let gl: Vec<&str> = maps.lines().filter(|l| l.contains("_dri.so") || l.contains("libLLVM") || l.contains("libGLX_mesa")).collect();
-    assert!(gl.is_empty(), "OpenGL mapped in the idle tray: {gl:?}");
-    // The switch (GDK_GL=disable, set by the app for itself) is the app's own: a program it
-    // starts on the person's behalf does not get it.
+    let heavy = ["libwebkit2gtk", "libjavascriptcoregtk", "libgtk-3", "libgdk-3", "libsoup", "_dri.so", "libLLVM", "libGLX_mesa"];
+    let mapped: Vec<&str> = maps.lines().filter(|l| heavy.iter().any(|h| l.contains(h))).collect();
+    assert!(mapped.is_empty(), "mapped in the idle tray: {mapped:?}");
+    assert!(maps.contains("cmux-tray-app"), "the maps read are the tray's");
+    // The windows process's switch (GDK_GL=disable, its own) never reaches a program the tray
+    // starts on the person's behalf.
     let out = home
         .command(&["notify", "--title", "Opened"])
         .env("CMUX_WORKSPACE_ID", "D9C269B8-1A2B-4C3D-8E9F-0123456789AB")

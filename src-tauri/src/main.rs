@@ -1,119 +1,65 @@
-//! cmux-tray's desktop shell: a tray (menu bar) that is always there, and windows made on
-//! demand, over the engine. It holds no product rule: the tray draws the engine's `TrayView`,
-//! the windows call the engine through commands, and both redraw on the engine's events.
+//! cmux-tray's windows: the history, settings and sign-in pages in webviews, in a process of
+//! their own (docs/architecture.md "Two processes"). The tray (`cmux-tray-app`) starts it when
+//! a window is asked for; it ends with its last window, and with the tray. It holds no engine
+//! and no product rule: each page's command goes over the app's channel to the tray, which
+//! answers from the engine; the tray says when to redraw and which page to show. A crash here
+//! (a web process's too) leaves the tray, its follows and its banners untouched.
 //!
-//! - `windows`: the history, settings and sign-in windows, created when opened, destroyed when
-//!   closed (a webview costs ~300 MB while it exists).
-//! - `commands`: what the pages may ask of the engine.
-//! - `tray`: the tray menu and its actions, drawn by a StatusNotifierItem of our own on Linux
-//!   (ksni, so a left click works) and by Tauri's tray on macOS and Windows.
-//! - `demo`: `--demo`, the simulator inside the app with a short story, in a folder of its own.
-//! - `links`: `cmux-tray://` links, one instance per user, and the scheme's registration.
-//! - `webkit`: WebKitGTK's network process ended once no window is left.
+//! - `tray_link`: the channel to the tray: calls and their answers, what the tray sends.
+//! - `windows`: the windows, made when shown and destroyed when closed.
+//!
+//! `--open PAGE` (history, settings, signin), `--query Q` (the page's query), `--channel PATH`
+//! (the tray's channel, when not the person's own: the demo's); `--cannot-start WHY` draws the
+//! tray's "cannot start" dialog, which the tray, having no toolkit, cannot.
 
-// A release build on Windows opens no console window beside the tray.
+// A release build on Windows opens no console window beside the windows.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
-mod autostart;
-mod commands;
-mod demo;
-mod links;
-mod tray;
-mod webkit;
+mod tray_link;
 mod windows;
 
-use std::sync::Mutex;
-
-use cmux_tray_engine::EngineEvent;
+use cmux_tray_engine::channel::{FromTray, Page};
 use cmux_tray_engine::config::Paths;
-use cmux_tray_engine::lock::Locked;
-use cmux_tray_host::Host;
-use tauri::{Emitter, Manager, RunEvent};
+use tauri::ipc::InvokeBody;
+use tauri::{AppHandle, Emitter, Manager, RunEvent};
 
-/// What every command and the tray share.
-pub struct AppState {
-    pub engine: cmux_tray_engine::Engine,
-    pub paths: Paths,
-    host: Mutex<Option<Host>>,
-    /// `--demo`'s own folder, removed at quit.
-    demo_root: Option<std::path::PathBuf>,
+use crate::tray_link::{Incoming, TrayLink};
+
+/// Set for this process alone (unless the person set it), never for what it starts. On X11,
+/// GTK 3 probes OpenGL as it opens the display, which maps Mesa and its LLVM for nothing: about
+/// 50 MiB (docs/benchmarks.md, row 3). WebKit draws without GDK's GL here.
+#[cfg(target_os = "linux")]
+const OWN_ENVIRONMENT: &[(&str, &str)] = &[("GDK_GL", "disable")];
+#[cfg(not(target_os = "linux"))]
+const OWN_ENVIRONMENT: &[(&str, &str)] = &[];
+
+struct Args {
+    page: Page,
+    query: Option<String>,
+    channel: Option<std::path::PathBuf>,
+    cannot_start: Option<String>,
 }
 
-/// Logs to stderr and, since a tray app has no terminal, to a file a day in the log directory
-/// (a week of them kept). Returns the guard that flushes the file at exit.
-fn start_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    let filter = || tracing_subscriber::EnvFilter::try_from_env("CMUX_TRAY_LOG").unwrap_or_else(|_| "info".into());
-    let stderr = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
-    let file = Paths::from_env().ok().and_then(|p| {
-        cmux_tray_engine::private::create_dir(&p.log_dir()).ok()?;
-        tracing_appender::rolling::Builder::new()
-            .rotation(tracing_appender::rolling::Rotation::DAILY)
-            .filename_prefix("cmux-tray")
-            .filename_suffix("log")
-            .max_log_files(7)
-            .build(p.log_dir())
-            .ok()
-    });
-    match file {
-        Some(appender) => {
-            let (writer, guard) = tracing_appender::non_blocking(appender);
-            let file_layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(writer);
-            tracing_subscriber::registry().with(filter()).with(stderr).with(file_layer).init();
-            Some(guard)
-        }
-        None => {
-            tracing_subscriber::registry().with(filter()).with(stderr).init();
-            None
+fn args() -> Args {
+    let mut args = Args { page: Page::History, query: None, channel: None, cannot_start: None };
+    let mut words = std::env::args().skip(1);
+    while let Some(word) = words.next() {
+        match (word.as_str(), words.next()) {
+            ("--open", Some(page)) => match Page::parse(&page) {
+                Some(p) => args.page = p,
+                None => tracing::warn!("--open {page}: expected history, settings or signin"),
+            },
+            ("--query", Some(query)) => args.query = Some(query),
+            ("--channel", Some(path)) => args.channel = Some(path.into()),
+            ("--cannot-start", Some(why)) => args.cannot_start = Some(why),
+            (other, _) => tracing::warn!("ignored an argument: {other:?}"),
         }
     }
+    args
 }
 
-/// Starts the engine and what shows it (the tray, the links, the windows asked for).
-fn start(app: &mut tauri::App, environment: &std::collections::BTreeMap<String, String>) -> anyhow::Result<()> {
-    let demo = std::env::args().any(|a| a == "--demo");
-    let (paths, env) = if demo { tauri::async_runtime::block_on(demo::prepare())? } else { (Paths::from_env()?, environment.clone()) };
-    let host = tauri::async_runtime::block_on(Host::start(&paths, &env, cmux_tray_engine::desktop::Hearing::Clicks))?;
-    let engine = host.engine.clone();
-    // Managed before any window can open: a page's first command finds the engine.
-    let demo_root = demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
-    app.manage(AppState { engine: engine.clone(), paths, host: Mutex::new(Some(host)), demo_root });
-    if demo {
-        demo::after_start(app.handle(), &engine);
-    }
-    links::start(app.handle(), &engine);
-    // `--open history|settings|signin`: a window at start (what a launcher or a test wants).
-    if let Some(page) = windows::requested(&std::env::args().collect::<Vec<_>>()) {
-        windows::open(app.handle(), page, None);
-    }
-    // Windows redraw when the engine says something changed; a click on a banner that
-    // only the app can answer (a Run's card, the history) opens its window.
-    let handle = app.handle().clone();
-    let mut events = engine.subscribe();
-    let clicked_engine = engine.clone();
-    tauri::async_runtime::spawn(async move {
-        loop {
-            match events.recv().await {
-                Ok(EngineEvent::Clicked { notice }) => {
-                    windows::open_clicked(&handle, &notice);
-                    let _ = clicked_engine.revealed(&notice.key).await;
-                }
-                Ok(EngineEvent::Changed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    let _ = handle.emit("changed", ());
-                }
-                Err(_) => return,
-            }
-        }
-    });
-    tauri::async_runtime::block_on(tray::start(app.handle().clone(), engine))?;
-    Ok(())
-}
-
-/// Says why the app cannot start, where a person will see it, and exits non-zero.
-fn cannot_start(why: &str) -> ! {
-    tracing::error!("cannot start: {why}");
-    eprintln!("cmux-tray-app: cannot start: {why}");
+/// The tray's "cannot start" dialog (on Linux, where a person would otherwise not see it).
+fn cannot_start_dialog(why: &str) {
     #[cfg(target_os = "linux")]
     if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some() {
         use gtk::prelude::*;
@@ -131,81 +77,132 @@ fn cannot_start(why: &str) -> ! {
             dialog.close();
         }
     }
-    std::process::exit(1)
+    #[cfg(not(target_os = "linux"))]
+    let _ = why;
 }
 
-/// Set for the app alone (unless the person set it), never for what it starts. On X11, GTK 3
-/// probes OpenGL as it opens the display, which maps Mesa and its LLVM into the idle tray:
-/// about 50 MiB of the tray's resident memory for nothing (docs/benchmarks.md, row 3). The
-/// windows draw without GDK's GL (WebKit falls back to its non-GL path in this process).
-#[cfg(target_os = "linux")]
-const OWN_ENVIRONMENT: &[(&str, &str)] = &[("GDK_GL", "disable")];
-#[cfg(not(target_os = "linux"))]
-const OWN_ENVIRONMENT: &[(&str, &str)] = &[];
+/// What the tray sends, until it goes (then the windows go too).
+async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
+    loop {
+        let message = match cmux_tray_engine::channel::read::<FromTray>(&mut incoming).await {
+            Ok(Some(message)) => message,
+            Ok(None) => break,
+            Err(e) => {
+                tracing::warn!("{e}");
+                break;
+            }
+        };
+        match link.answered(message) {
+            None => {}
+            Some(FromTray::Changed) => {
+                let _ = app.emit("changed", ());
+            }
+            Some(FromTray::Open { page, query }) => open(&app, &link, page, query.as_deref()),
+            // Another windows process is in use (this one re-attached too late): it shows the page.
+            Some(FromTray::Attached { chosen: false }) => app.exit(0),
+            Some(FromTray::Attached { chosen: true }) => {}
+            // A page asked for while detaching opened a window: this process stays, attached again.
+            Some(FromTray::Detached) => match windows::shown(&app).first() {
+                Some(page) => link.attach(*page, None),
+                None => app.exit(0),
+            },
+            Some(FromTray::Answer { .. }) => unreachable!("answers are taken by the link"),
+        }
+    }
+    tracing::info!("the tray has gone: the windows close");
+    app.exit(0);
+}
+
+fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
+    let link = link.clone();
+    windows::open(app, page, query, move |_, page| {
+        // A closed history shows nothing any more (its page cannot always say so itself).
+        if page == Page::History {
+            let link = link.clone();
+            tauri::async_runtime::spawn(async move {
+                let _ = link.call("viewing".into(), serde_json::json!({ "item": null })).await;
+            });
+        }
+    });
+}
 
 fn main() {
-    // Before any thread: private files from here on, and no secret in a child's environment
-    // (the web processes, the opener). The settings read the secrets from what it returns.
+    // Before any thread: private files from here on, and no secret in the web processes'
+    // environment. A tray started from here gets the environment as it was.
     let environment = cmux_tray_engine::private::start_with(OWN_ENVIRONMENT);
-    let _log = start_logging();
+    let _log = cmux_tray_host::logging::start();
+    let args = args();
+    if let Some(why) = &args.cannot_start {
+        cannot_start_dialog(why);
+        return;
+    }
+    let channel = match args.channel.clone().map(Ok).unwrap_or_else(|| Paths::from_env().map(|p| p.channel())) {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("cmux-tray-windows: {e}");
+            std::process::exit(1);
+        }
+    };
+    let (link, incoming) = match tauri::async_runtime::block_on(TrayLink::connect(&channel, &environment)) {
+        Ok(connected) => connected,
+        Err(e) => {
+            tracing::error!("{e:#}");
+            eprintln!("cmux-tray-windows: {e:#}");
+            std::process::exit(1);
+        }
+    };
+    // Another windows process may be the tray's already: then it shows the page, and this one
+    // ends before it draws anything.
+    link.attach(args.page, args.query.clone());
+    let mut incoming = incoming;
+    match tauri::async_runtime::block_on(cmux_tray_engine::channel::read::<FromTray>(&mut incoming)) {
+        Ok(Some(FromTray::Attached { chosen: true })) => tracing::debug!("attached to the tray"),
+        Ok(Some(FromTray::Attached { chosen: false })) => {
+            tracing::info!("the {} page was shown in the windows already open", args.page);
+            return;
+        }
+        other => {
+            tracing::error!("the tray did not take this windows process: {other:?}");
+            std::process::exit(1);
+        }
+    }
+    let (forward, shown) = (link.clone(), link.clone());
     let app = tauri::Builder::default()
-        // First: a second launch hands its link to this one and exits before it starts anything.
-        .plugin(tauri_plugin_single_instance::init(|app, argv, _cwd| links::second_launch(app, &argv)))
-        .plugin(tauri_plugin_deep_link::init())
-        // Open at login starts the tray alone, no window.
-        .plugin(tauri_plugin_autostart::Builder::new().app_name("cmux-tray").arg("--hidden").build())
-        .invoke_handler(tauri::generate_handler![
-            commands::view,
-            commands::history_view,
-            commands::notice,
-            commands::card,
-            commands::handoff_card,
-            commands::settings_view,
-            commands::time_zones,
-            commands::set_setting,
-            commands::set_quiet_windows,
-            commands::pause,
-            commands::resume,
-            commands::mark_all_read,
-            commands::open_notice,
-            commands::viewing,
-            commands::sign_in_start,
-            commands::sign_in_wait,
-            commands::open_sign_in_page,
-            commands::open_at_login,
-            commands::set_open_at_login,
-            commands::connection,
-            commands::log_dir,
-            commands::restart,
-            commands::open_window,
-            commands::account,
-            commands::choose_team,
-            commands::sign_out,
-            commands::sign_in_with_token,
-        ])
-        // Tauri runs this once its event loop started, and would panic on an error with an
-        // unrelated message: what is wrong is said here, in the terminal and a dialog.
+        // Every command of the pages goes to the tray as it was written; which window may call
+        // which command was checked before this by the window's capability (capabilities/).
+        .invoke_handler(move |invoke| {
+            let command = invoke.message.command().to_string();
+            let args = match invoke.message.payload() {
+                InvokeBody::Json(args) => args.clone(),
+                InvokeBody::Raw(_) => serde_json::Value::Null,
+            };
+            let (link, resolver) = (forward.clone(), invoke.resolver);
+            tauri::async_runtime::spawn(async move {
+                match link.call(command, args).await {
+                    Ok(value) => resolver.resolve(value),
+                    Err(e) => resolver.reject(e),
+                }
+            });
+            true
+        })
         .setup(move |app| {
-            if let Err(e) = start(app, &environment) {
-                cannot_start(&format!("{e:#}"));
-            }
+            app.manage(windows::Shown::default());
+            open(app.handle(), &shown, args.page, args.query.as_deref());
+            tauri::async_runtime::spawn(hear(app.handle().clone(), shown.clone(), incoming));
             Ok(())
         })
         .build(tauri::generate_context!())
-        .unwrap_or_else(|e| cannot_start(&e.to_string()));
-    app.run(|app, event| match event {
-        // Closing the last window leaves the tray; only Quit (an exit code) ends the app.
-        RunEvent::ExitRequested { api, code: None, .. } => api.prevent_exit(),
-        RunEvent::Exit => {
-            let state = app.state::<AppState>();
-            let host = state.host.locked().take();
-            if let Some(host) = host {
-                tauri::async_runtime::block_on(host.stop());
-            }
-            if let Some(root) = &state.demo_root {
-                let _ = std::fs::remove_dir_all(root);
-            }
+        .unwrap_or_else(|e| {
+            tracing::error!("cannot draw windows: {e}");
+            eprintln!("cmux-tray-windows: cannot draw windows: {e}");
+            std::process::exit(1)
+        });
+    app.run(move |_, event| {
+        // The last window closed: the tray is asked to send nothing more, and once it has
+        // answered the process ends (a page sent meanwhile keeps it).
+        if let RunEvent::ExitRequested { api, code: None, .. } = event {
+            api.prevent_exit();
+            link.detach();
         }
-        _ => {}
     });
 }

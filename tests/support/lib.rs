@@ -498,6 +498,18 @@ pub struct Home {
     pub env: Vec<(String, String)>,
 }
 
+/// The app's programs a test may leave running in its home: a tray that a windows process
+/// started (a WebDriver session starts the windows) outlives the session otherwise.
+impl Drop for Home {
+    fn drop(&mut self) {
+        for program in ["cmux-tray-app", "cmux-tray-windows"] {
+            for pid in self.pids_of(program) {
+                let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+            }
+        }
+    }
+}
+
 impl Home {
     pub fn new(origin: &str, bus_address: &str) -> Home {
         let dir = tempfile::tempdir().unwrap();
@@ -534,6 +546,21 @@ impl Home {
 
     pub fn database(&self) -> PathBuf {
         self.dir.path().join("data/cmux-tray/state.sqlite3")
+    }
+
+    /// The pids of `program` (a binary's file name) running in this home, not another test's:
+    /// tests run side by side.
+    pub fn pids_of(&self, program: &str) -> Vec<u32> {
+        let data = format!("XDG_DATA_HOME={}", self.dir.path().join("data").display());
+        let suffix = format!("/{program}");
+        let ours = |pid: &u32| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            first.ends_with(suffix.as_bytes()) && environ.split(|b| *b == 0).any(|v| v == data.as_bytes())
+        };
+        let pids = std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok());
+        pids.filter(ours).collect()
     }
 
     pub fn socket(&self) -> PathBuf {

@@ -33,7 +33,7 @@ impl WebDriver {
         wait_until("tauri-driver listening", Duration::from_secs(20), || TcpStream::connect(("127.0.0.1", port)).is_ok());
         let mut wd = WebDriver { port, driver, session: String::new() };
         let caps = json!({"capabilities": {"alwaysMatch": {"tauri:options": {
-            "application": bin("cmux-tray-app").display().to_string(),
+            "application": bin("cmux-tray-windows").display().to_string(),
             "args": args,
         }}}});
         // tauri-driver listens before WebKitWebDriver behind it does: a session asked too early

@@ -4,6 +4,7 @@
 //! sign-in at start (`CMUX_TRAY_TOKEN`, else the saved sign-in). `stop` undoes it all.
 
 mod limits;
+pub mod logging;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

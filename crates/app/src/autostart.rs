@@ -1,10 +1,6 @@
-//! "Open at login". On Linux: an XDG autostart entry, `$XDG_CONFIG_HOME/autostart/cmux-tray.desktop`
-//! (tauri-plugin-autostart writes under `~/.config` whatever `XDG_CONFIG_HOME` says), starting the
-//! tray alone (`--hidden`); turned off, the entry is removed. On macOS and Windows:
-//! tauri-plugin-autostart (a LaunchAgent, the Run key).
-
-#[cfg(target_os = "linux")]
-const ENTRY: &str = "cmux-tray.desktop";
+//! "Open at login", starting the tray alone (`--hidden`). On Linux: an XDG autostart entry,
+//! `$XDG_CONFIG_HOME/autostart/cmux-tray.desktop`, removed when turned off. On macOS and
+//! Windows: auto-launch (a LaunchAgent, the Run key), as tauri-plugin-autostart does.
 
 /// An `Exec=` value for this program: its path, quoted by the Desktop Entry rules only when it
 /// must be (Debian 12's xdg-utils 1.1.3 cannot read a quoted Exec).
@@ -20,16 +16,16 @@ pub fn exec_of(exe: &std::path::Path) -> String {
 
 #[cfg(target_os = "linux")]
 fn entry_path() -> Result<std::path::PathBuf, String> {
-    Ok(dirs::config_dir().ok_or("no config directory (set HOME or XDG_CONFIG_HOME)")?.join("autostart").join(ENTRY))
+    Ok(dirs::config_dir().ok_or("no config directory (set HOME or XDG_CONFIG_HOME)")?.join("autostart").join("cmux-tray.desktop"))
 }
 
 #[cfg(target_os = "linux")]
-pub fn is_enabled(_app: &tauri::AppHandle) -> Result<bool, String> {
+pub fn is_enabled() -> Result<bool, String> {
     Ok(entry_path()?.exists())
 }
 
 #[cfg(target_os = "linux")]
-pub fn set(_app: &tauri::AppHandle, enabled: bool) -> Result<(), String> {
+pub fn set(enabled: bool) -> Result<(), String> {
     let path = entry_path()?;
     if !enabled {
         return match std::fs::remove_file(&path) {
@@ -47,15 +43,24 @@ pub fn set(_app: &tauri::AppHandle, enabled: bool) -> Result<(), String> {
     cmux_tray_engine::private::write_file(&path, &entry).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-#[cfg(not(target_os = "linux"))]
-pub fn is_enabled(app: &tauri::AppHandle) -> Result<bool, String> {
-    use tauri_plugin_autostart::ManagerExt;
-    app.autolaunch().is_enabled().map_err(|e| e.to_string())
+#[cfg(any(target_os = "macos", windows))]
+fn launcher() -> Result<auto_launch::AutoLaunch, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    auto_launch::AutoLaunchBuilder::new()
+        .set_app_name("cmux-tray")
+        .set_app_path(&exe.to_string_lossy())
+        .set_args(&["--hidden"])
+        .build()
+        .map_err(|e| e.to_string())
 }
 
-#[cfg(not(target_os = "linux"))]
-pub fn set(app: &tauri::AppHandle, enabled: bool) -> Result<(), String> {
-    use tauri_plugin_autostart::ManagerExt;
-    let launch = app.autolaunch();
+#[cfg(any(target_os = "macos", windows))]
+pub fn is_enabled() -> Result<bool, String> {
+    launcher()?.is_enabled().map_err(|e| e.to_string())
+}
+
+#[cfg(any(target_os = "macos", windows))]
+pub fn set(enabled: bool) -> Result<(), String> {
+    let launch = launcher()?;
     if enabled { launch.enable() } else { launch.disable() }.map_err(|e| e.to_string())
 }

@@ -1,60 +1,47 @@
-//! `cmux-tray://` links (`follow/run/<id>`, `follow/handoff/<id>`, `open/<notice>`), one app
-//! instance per user, and the scheme's registration.
+//! `cmux-tray://` links (`follow/run/<id>`, `follow/handoff/<id>`, `open/<notice>`), and the
+//! scheme's registration.
 //!
-//! A second launch (a link opened while the app runs) hands its arguments to the running
-//! instance through tauri-plugin-single-instance, which passes links on to
-//! tauri-plugin-deep-link; the link is parsed by the engine's `AppLink` (checked ids only).
+//! A link opened while the app runs starts a second launch, which hands its arguments to the
+//! running tray over the app's channel (`instance`); on macOS it arrives as an event of the
+//! tray's loop instead. The link is parsed by the engine's `AppLink` (checked ids only).
 //!
-//! On Linux the scheme is registered here rather than by the plugin: the plugin's `.desktop`
-//! file quotes its `Exec=` path, which Debian 12's xdg-utils 1.1.3 cannot read, so `xdg-open`
-//! of a link fails. Ours writes the path unquoted (it quotes only when it must) and makes it
-//! the default handler with `xdg-mime`. On Windows the installer registers it, and the app
-//! registers it again for the current user (a copy run from elsewhere); on macOS the bundle's
-//! Info.plist does.
+//! On Linux the scheme is registered here: a `.desktop` file whose `Exec=` is written unquoted
+//! (Debian 12's xdg-utils 1.1.3 cannot read a quoted one; it is quoted only when it must be),
+//! made the default handler with `xdg-mime`. On Windows the installer registers it, and on
+//! macOS the bundle's Info.plist does.
 
+use std::sync::Arc;
+
+use cmux_tray_engine::Asked;
 use cmux_tray_engine::reveal::AppLink;
-use cmux_tray_engine::{Asked, Engine};
-use tauri::AppHandle;
-use tauri_plugin_deep_link::DeepLinkExt;
 
-use crate::windows::{self, Page};
+use crate::App;
 
-/// Handles the links this instance was started with, and those handed to it later.
-pub fn start(app: &AppHandle, engine: &Engine) {
+/// Handles the links this instance was started with.
+pub fn start(app: &Arc<App>, links: &[String]) {
     #[cfg(target_os = "linux")]
     if let Err(e) = register_scheme() {
         tracing::warn!("registering cmux-tray:// links: {e}");
     }
-    // The installer registers the scheme; a copy run from elsewhere registers itself (HKCU).
-    #[cfg(target_os = "windows")]
-    if let Err(e) = app.deep_link().register_all() {
-        tracing::warn!("registering cmux-tray:// links: {e}");
-    }
-    let handle = app.clone();
-    let e = engine.clone();
-    app.deep_link().on_open_url(move |event| {
-        for url in event.urls() {
-            open(&handle, &e, url.as_str());
-        }
-    });
-    if let Ok(Some(urls)) = app.deep_link().get_current() {
-        for url in urls {
-            open(app, engine, url.as_str());
-        }
+    for link in links {
+        open(app, link);
     }
 }
 
-/// Another launch while this one runs: without a link, bring the app forward, at the window it
-/// asked for (`--open settings`) or the history.
-pub fn second_launch(app: &AppHandle, argv: &[String]) {
-    let has_link = argv.iter().skip(1).any(|a| a.starts_with("cmux-tray:"));
-    tracing::info!(has_link, "a second launch was handed over");
-    if !has_link {
-        windows::open(app, windows::requested(argv).unwrap_or(Page::History), None);
+/// Another launch while this one runs: its links, else the window it asked for (`--open
+/// settings`) or the history.
+pub fn launched(app: &Arc<App>, argv: &[String]) {
+    let args = crate::args::Args::parse(argv);
+    tracing::info!(links = args.links.len(), "a second launch was handed over");
+    for link in &args.links {
+        open(app, link);
+    }
+    if let Some(page) = args.handed_over() {
+        app.windows.open(app, page, None);
     }
 }
 
-fn open(app: &AppHandle, engine: &Engine, url: &str) {
+pub fn open(app: &Arc<App>, url: &str) {
     let link = match AppLink::parse(url) {
         Ok(l) => l,
         Err(e) => {
@@ -65,11 +52,11 @@ fn open(app: &AppHandle, engine: &Engine, url: &str) {
     tracing::info!(?link, "link");
     let done = match &link {
         // Any web page can fire a link: it never marks an item as made here.
-        AppLink::FollowRun(id) => engine.follow_run_from(id, Asked::Link).map_err(|e| e.to_string()),
-        AppLink::FollowHandoff(id) => engine.follow_handoff_from(id, Asked::Link).map_err(|e| e.to_string()),
+        AppLink::FollowRun(id) => app.engine.follow_run_from(id, Asked::Link).map_err(|e| e.to_string()),
+        AppLink::FollowHandoff(id) => app.engine.follow_handoff_from(id, Asked::Link).map_err(|e| e.to_string()),
         // As the tray's line for it, and a click on its banner: its terminal, or its card.
         AppLink::Open(key) => {
-            crate::tray::Action::OpenNotice(key.clone()).run(app, engine);
+            crate::tray::Action::OpenNotice(key.clone()).run(app);
             Ok(())
         }
     };

@@ -1,30 +1,29 @@
-//! The Linux tray: a StatusNotifierItem of our own (ksni). Tauri's tray goes through
-//! libayatana-appindicator, which never implemented `Activate`, so a left click would do
-//! nothing; here a left click opens the history, and the menu (served as com.canonical.dbusmenu)
-//! is the shared menu, redrawn on every engine event.
+//! The Linux tray: a StatusNotifierItem of our own (ksni), over D-Bus alone. A left click opens
+//! the history (the appindicator tray never implemented `Activate`); the menu, served as
+//! com.canonical.dbusmenu, is the shared menu, redrawn on every engine event.
 
-use cmux_tray_engine::Engine;
+use std::sync::Arc;
+
 use cmux_tray_engine::view::TrayView;
 use ksni::menu::{StandardItem, SubMenu};
 use ksni::{MenuItem, TrayMethods};
-use tauri::AppHandle;
 
 use super::{Action, Entry};
+use crate::App;
 
 struct CmuxTray {
     view: TrayView,
     /// The icon's pixmap for `view.icon`, decoded once per state change.
     pixmap: Vec<ksni::Icon>,
-    engine: Engine,
-    app: AppHandle,
+    app: Arc<App>,
 }
 
 /// The state's icon as the spec's pixmap: ARGB32 in network byte order.
 fn pixmap(view: &TrayView) -> Vec<ksni::Icon> {
-    match tauri::image::Image::from_bytes(super::icon_png(view.icon)) {
-        Ok(image) => {
-            let data = image.rgba().chunks_exact(4).flat_map(|p| [p[3], p[0], p[1], p[2]]).collect();
-            vec![ksni::Icon { width: image.width() as i32, height: image.height() as i32, data }]
+    match super::icon_pixels(view.icon) {
+        Ok(p) => {
+            let data = p.rgba.chunks_exact(4).flat_map(|px| [px[3], px[0], px[1], px[2]]).collect();
+            vec![ksni::Icon { width: p.width as i32, height: p.height as i32, data }]
         }
         Err(e) => {
             tracing::warn!("the tray icon: {e}");
@@ -36,8 +35,7 @@ fn pixmap(view: &TrayView) -> Vec<ksni::Icon> {
 fn render(entry: Entry) -> MenuItem<CmuxTray> {
     match entry {
         Entry::Action { action, label } => {
-            StandardItem { label, activate: Box::new(move |t: &mut CmuxTray| action.clone().run(&t.app, &t.engine)), ..Default::default() }
-                .into()
+            StandardItem { label, activate: Box::new(move |t: &mut CmuxTray| action.clone().run(&t.app)), ..Default::default() }.into()
         }
         Entry::Disabled(label) => StandardItem { label, enabled: false, ..Default::default() }.into(),
         Entry::Sub { label, entries } => SubMenu { label, submenu: entries.into_iter().map(render).collect(), ..Default::default() }.into(),
@@ -72,7 +70,7 @@ impl ksni::Tray for CmuxTray {
 
     /// A left click opens the history.
     fn activate(&mut self, _x: i32, _y: i32) {
-        Action::History.run(&self.app, &self.engine);
+        Action::History.run(&self.app);
     }
 
     fn menu(&self) -> Vec<MenuItem<Self>> {
@@ -81,14 +79,15 @@ impl ksni::Tray for CmuxTray {
 }
 
 /// Publishes the tray and keeps it in step with the engine.
-pub async fn start(app: AppHandle, engine: Engine) -> anyhow::Result<()> {
+pub async fn start(app: Arc<App>) -> anyhow::Result<()> {
     // Subscribe before the first read, so no change falls between the two.
+    let engine = app.engine.clone();
     let mut events = engine.subscribe();
     let view = engine.tray_view()?;
-    let tray = CmuxTray { pixmap: pixmap(&view), view, engine: engine.clone(), app };
+    let tray = CmuxTray { pixmap: pixmap(&view), view, app };
     // A desktop may bring its tray host up after us: stay published and appear when it does.
     let handle = tray.assume_sni_available(true).spawn().await?;
-    tauri::async_runtime::spawn(async move {
+    tokio::spawn(async move {
         loop {
             if let Ok(view) = engine.tray_view() {
                 handle

@@ -1,19 +1,21 @@
-//! The tray: one menu, drawn from the engine's `TrayView`, and the actions its items run. Two
-//! renderers draw it: `sni`, a StatusNotifierItem of our own (ksni) on Linux, where Tauri's
-//! appindicator tray delivers no left click; and `tauri_tray`, Tauri's own tray, for macOS and
-//! Windows (on Linux it can be chosen with `CMUX_TRAY_TRAY=tauri`, which is how its menu is
-//! tested here). Neither holds a rule of its own: what an item says and does is decided here.
+//! The tray: one menu, drawn from the engine's `TrayView`, and the actions its items run. One
+//! renderer a platform draws it, with no toolkit of the windows': `sni`, a StatusNotifierItem
+//! of our own over D-Bus (ksni) on Linux, where the appindicator tray delivers no left click;
+//! `native`, tray-icon on tao's event loop, on macOS and Windows. Neither holds a rule of its
+//! own: what an item says and does is decided here.
 
-use cmux_tray_engine::Engine;
+use std::sync::Arc;
+
+use cmux_tray_engine::channel::Page;
 use cmux_tray_engine::policy::PauseFor;
 use cmux_tray_engine::view::{Icon, TrayView};
-use tauri::AppHandle;
 
-use crate::windows::{self, Page};
+use crate::App;
 
+#[cfg(any(target_os = "macos", windows))]
+mod native;
 #[cfg(target_os = "linux")]
 mod sni;
-mod tauri_tray;
 
 /// One line of the menu.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,8 +46,10 @@ pub enum Action {
     Quit,
 }
 
+// tray-icon's menus carry string ids; ksni's items carry the action itself.
+#[cfg(any(target_os = "macos", windows, test))]
 impl Action {
-    /// A menu item id (Tauri's menus carry strings).
+    /// A menu item id.
     pub fn id(&self) -> String {
         match self {
             Action::OpenItem(item) => format!("item:{item}"),
@@ -68,38 +72,40 @@ impl Action {
         use Action::*;
         [SignIn, SignOut, MarkAllRead, PauseHour, PauseTomorrow, Resume, Settings, History, Quit].into_iter().find(|a| a.id() == id)
     }
+}
 
+impl Action {
     /// Runs the action; engine calls go off the tray's own thread.
-    pub fn run(self, app: &AppHandle, engine: &Engine) {
-        let engine = engine.clone();
+    pub fn run(self, app: &Arc<App>) {
+        let engine = app.engine.clone();
         match self {
-            Action::SignIn => windows::open(app, Page::SignIn, None),
-            Action::SignOut => in_background(async move {
+            Action::SignIn => app.windows.open(app, Page::SignIn, None),
+            Action::SignOut => app.spawn(async move {
                 if let Err(e) = engine.sign_out().await {
                     tracing::error!("signing out: {e}");
                 }
             }),
             Action::OpenItem(item) => {
                 let app = app.clone();
-                in_background(async move {
+                app.clone().spawn(async move {
                     match engine.open_item(&item).await {
                         Ok(true) => {}
-                        Ok(false) => windows::open_item(&app, &item), // nothing told yet: its card
+                        Ok(false) => crate::windows::open_item(&app, &item), // nothing told yet: its card
                         Err(e) => tracing::warn!("opening {item}: {e}"),
                     }
                 })
             }
             Action::OpenNotice(key) => {
                 let app = app.clone();
-                in_background(async move {
+                app.clone().spawn(async move {
                     match engine.open_notice(&key).await {
                         Ok(true) => {}
-                        Ok(false) => windows::open(&app, Page::History, None), // gone: the history
+                        Ok(false) => app.windows.open(&app, Page::History, None), // gone: the history
                         Err(e) => tracing::warn!("opening notice {key}: {e}"),
                     }
                 })
             }
-            Action::ChooseTeam(team) => in_background(async move {
+            Action::ChooseTeam(team) => app.spawn(async move {
                 let chosen = match cmux_tray_engine::cloud::TeamId::parse(&team) {
                     Ok(id) => engine.choose_team(id).await.map_err(|e| e.to_string()),
                     Err(e) => Err(e.to_string()),
@@ -108,7 +114,7 @@ impl Action {
                     tracing::warn!("choosing team {team}: {e}");
                 }
             }),
-            Action::MarkAllRead => in_background(async move {
+            Action::MarkAllRead => app.spawn(async move {
                 if let Err(e) = engine.mark_all_read().await {
                     tracing::warn!("marking all read: {e}");
                 }
@@ -120,19 +126,14 @@ impl Action {
                     tracing::warn!("resuming: {e}");
                 }
             }
-            Action::Settings => windows::open(app, Page::Settings, None),
-            Action::History => windows::open(app, Page::History, None),
-            Action::Quit => app.exit(0),
+            Action::Settings => app.windows.open(app, Page::Settings, None),
+            Action::History => app.windows.open(app, Page::History, None),
+            Action::Quit => app.quit(),
         }
     }
 }
 
-/// Engine calls that wait (sign-out, a reveal) run off the tray's thread.
-fn in_background(work: impl std::future::Future<Output = ()> + Send + 'static) {
-    tauri::async_runtime::spawn(work);
-}
-
-fn pause(engine: &Engine, how: PauseFor) {
+fn pause(engine: &cmux_tray_engine::Engine, how: PauseFor) {
     let paused = how.until(&jiff::Zoned::now()).and_then(|until| engine.pause(until).map_err(|e| e.to_string()));
     if let Err(e) = paused {
         tracing::warn!("pausing: {e}");
@@ -191,15 +192,33 @@ pub fn entries(v: &TrayView) -> Vec<Entry> {
 }
 
 /// The tray icon for a state (icons/tray-*.png, 32×32).
-pub fn icon_png(icon: Icon) -> &'static [u8] {
+fn icon_png(icon: Icon) -> &'static [u8] {
     match icon {
-        Icon::Problem => include_bytes!("../../../icons/tray-problem.png"),
-        Icon::SignedOut => include_bytes!("../../../icons/tray-signed-out.png"),
-        Icon::Paused => include_bytes!("../../../icons/tray-paused.png"),
-        Icon::Unread => include_bytes!("../../../icons/tray-unread.png"),
-        Icon::Following => include_bytes!("../../../icons/tray-following.png"),
-        Icon::Idle => include_bytes!("../../../icons/tray-idle.png"),
+        Icon::Problem => include_bytes!("../../../../icons/tray-problem.png"),
+        Icon::SignedOut => include_bytes!("../../../../icons/tray-signed-out.png"),
+        Icon::Paused => include_bytes!("../../../../icons/tray-paused.png"),
+        Icon::Unread => include_bytes!("../../../../icons/tray-unread.png"),
+        Icon::Following => include_bytes!("../../../../icons/tray-following.png"),
+        Icon::Idle => include_bytes!("../../../../icons/tray-idle.png"),
     }
+}
+
+/// A state's icon decoded: width, height and RGBA pixels.
+pub struct Pixels {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+}
+
+pub fn icon_pixels(icon: Icon) -> anyhow::Result<Pixels> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(icon_png(icon)));
+    decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16 | png::Transformations::ALPHA);
+    let mut reader = decoder.read_info()?;
+    let mut rgba = vec![0; reader.output_buffer_size().ok_or_else(|| anyhow::anyhow!("the {icon:?} icon is too large"))?];
+    let frame = reader.next_frame(&mut rgba)?;
+    anyhow::ensure!(frame.color_type == png::ColorType::Rgba, "the {icon:?} icon decodes to {:?}, not RGBA", frame.color_type);
+    rgba.truncate(frame.buffer_size());
+    Ok(Pixels { width: frame.width, height: frame.height, rgba })
 }
 
 /// The tooltip: the account, the unread count, the problems.
@@ -213,15 +232,25 @@ pub fn tooltip(v: &TrayView) -> String {
     lines.join("\n")
 }
 
-/// Publishes the tray and keeps it in step with the engine.
-pub async fn start(app: AppHandle, engine: Engine) -> anyhow::Result<()> {
-    let tauri_tray = cfg!(not(target_os = "linux")) || std::env::var("CMUX_TRAY_TRAY").is_ok_and(|v| v == "tauri");
-    if tauri_tray {
-        return tauri_tray::start(app, engine);
-    }
+/// Publishes the tray, keeps it in step with the engine and runs until Quit; then `stop`.
+/// On macOS and Windows the tray's event loop takes this (the main) thread.
+pub fn run(runtime: tokio::runtime::Runtime, app: Arc<App>, stop: impl FnOnce(&tokio::runtime::Runtime) + 'static) {
     #[cfg(target_os = "linux")]
-    sni::start(app, engine).await?;
-    Ok(())
+    {
+        let published = runtime.block_on(sni::start(app.clone()));
+        if let Err(e) = &published {
+            tracing::error!("the tray: {e:#}");
+        }
+        if published.is_ok() {
+            runtime.block_on(app.quit.cancelled());
+        }
+        stop(&runtime);
+        if let Err(e) = published {
+            crate::cannot_start(&format!("the tray: {e:#}"));
+        }
+    }
+    #[cfg(any(target_os = "macos", windows))]
+    native::run(runtime, app, stop);
 }
 
 #[cfg(test)]
@@ -253,8 +282,8 @@ mod tests {
     #[test]
     fn every_state_has_an_icon_that_decodes() {
         for icon in [Icon::Problem, Icon::SignedOut, Icon::Paused, Icon::Unread, Icon::Following, Icon::Idle] {
-            let image = tauri::image::Image::from_bytes(icon_png(icon)).expect("a PNG");
-            assert_eq!((image.width(), image.height()), (32, 32), "{icon:?}");
+            let pixels = icon_pixels(icon).expect("a PNG");
+            assert_eq!((pixels.width, pixels.height, pixels.rgba.len()), (32, 32, 32 * 32 * 4), "{icon:?}");
         }
     }
 }

@@ -3,14 +3,14 @@
 //! person's real state is not touched); a terminal's notice joins in; the history opens.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use cmux_tray_engine::Engine;
+use cmux_tray_engine::channel::Page;
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::notice::local::LocalPost;
-use tauri::AppHandle;
 
-use crate::windows::{self, Page};
+use crate::App;
 
 /// One step of the story every this long.
 const STEP: Duration = Duration::from_secs(5);
@@ -29,17 +29,17 @@ pub async fn prepare() -> anyhow::Result<(Paths, BTreeMap<String, String>)> {
     env.insert("CMUX_TRAY_AUTH_URL".into(), running.origin());
     env.insert("CMUX_TRAY_TOKEN".into(), story.user.access_token.clone());
     tracing::info!(origin = %running.origin(), state = %root.display(), "demo: the simulator runs inside the app");
-    tauri::async_runtime::spawn(cmux_cloud_sim::demo::play(running.sim.clone(), story, STEP));
+    tokio::spawn(cmux_cloud_sim::demo::play(running.sim.clone(), story, STEP));
     // The simulator lives as long as the app.
     std::mem::forget(running);
     Ok((paths, env))
 }
 
 /// Opens the history, and has a terminal post a notice once the first Run has ended.
-pub fn after_start(app: &AppHandle, engine: &Engine) {
-    windows::open(app, Page::History, None);
-    let engine = engine.clone();
-    tauri::async_runtime::spawn(async move {
+pub fn after_start(app: &Arc<App>) {
+    app.windows.open(app, Page::History, None);
+    let engine = app.engine.clone();
+    tokio::spawn(async move {
         tokio::time::sleep(STEP * 3 + STEP / 2).await;
         let post = LocalPost {
             title: "Tests passed".into(),

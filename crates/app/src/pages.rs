@@ -1,0 +1,275 @@
+//! What the app's pages may ask of the engine: one typed call each, read from the name and
+//! arguments the windows process forwards (the page's `invoke(name, args)` as it wrote them).
+//! No network access from a page: everything goes through these. Which page may make which
+//! call is the windows process's to check (each window's Tauri capability).
+
+use cmux_tray_engine::view::history::HistoryFilter;
+use cmux_tray_engine::view::settings::QuietWindowDraft;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::App;
+
+/// One call, by its command name; the arguments as the pages name them (camelCase).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "command", content = "args", rename_all = "snake_case", rename_all_fields = "camelCase")]
+enum Call {
+    View {},
+    /// The history's rows and follows, narrowed by kind and a search.
+    HistoryView {
+        filter: HistoryFilter,
+    },
+    /// A terminal's notice whose click could not reach its terminal, for its card.
+    Notice {
+        key: String,
+    },
+    Card {
+        run_id: String,
+    },
+    HandoffCard {
+        handoff_id: String,
+    },
+    SettingsView {},
+    /// The zones quiet hours may be read in.
+    TimeZones {},
+    /// One setting saved to the config file, checked as `config set` checks it, applied at once.
+    SetSetting {
+        key: String,
+        value: String,
+    },
+    SetQuietWindows {
+        windows: Vec<QuietWindowDraft>,
+    },
+    /// `hour`, `tomorrow` or `until-resumed`, as the tray's menu offers.
+    Pause {
+        how: cmux_tray_engine::policy::PauseFor,
+    },
+    Resume {},
+    MarkAllRead {},
+    /// A notice opened from the history, as a click on its banner opens it.
+    OpenNotice {
+        key: String,
+    },
+    /// The history shows this item's card to the person (focused), or nothing.
+    Viewing {
+        item: Option<String>,
+    },
+    SignInStart {},
+    SignInWait {},
+    OpenSignInPage {},
+    OpenAtLogin {},
+    SetOpenAtLogin {
+        enabled: bool,
+    },
+    /// The cloud origins, the proxy and the local socket: as the file says and as in force.
+    Connection {},
+    LogDir {},
+    Restart {},
+    /// Another of the app's windows (the settings window's "Sign in…").
+    OpenWindow {
+        page: String,
+    },
+    Account {},
+    ChooseTeam {
+        team: String,
+    },
+    SignOut {},
+    /// An access token pasted by hand; kept in memory only, like `CMUX_TRAY_TOKEN`.
+    SignInWithToken {
+        token: String,
+    },
+}
+
+/// Runs the page's call `command` with `args`; the error is in words the page shows.
+pub async fn call(app: &App, command: &str, args: Value) -> Result<Value, String> {
+    let args = if args.is_null() { json!({}) } else { args };
+    let call: Call = serde_json::from_value(json!({ "command": command, "args": args })).map_err(|e| format!("{command}: {e}"))?;
+    run(app, call).await
+}
+
+fn to_value(value: impl serde::Serialize) -> Result<Value, String> {
+    serde_json::to_value(value).map_err(|e| e.to_string())
+}
+
+fn failed(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+async fn run(app: &App, call: Call) -> Result<Value, String> {
+    use cmux_tray_engine::view::{settings, signin};
+    let engine = &app.engine;
+    match call {
+        Call::View {} => to_value(engine.tray_view().map_err(failed)?),
+        Call::HistoryView { filter } => to_value(engine.history_view(&filter).map_err(failed)?),
+        Call::Notice { key } => to_value(engine.notice(&key).map_err(failed)?),
+        Call::Card { run_id } => to_value(engine.run_card(&run_id).map_err(failed)?),
+        Call::HandoffCard { handoff_id } => to_value(engine.handoff_card(&handoff_id).map_err(failed)?),
+        Call::SettingsView {} => to_value(engine.settings_view()),
+        Call::TimeZones {} => to_value(settings::time_zones()),
+        Call::SetSetting { key, value } => set_setting(app, &key, &value),
+        Call::SetQuietWindows { windows } => {
+            set_setting(app, "delivery.quiet_hours.windows", &settings::windows_value(&windows).map_err(failed)?)
+        }
+        Call::Pause { how } => to_value(engine.pause(how.until(&jiff::Zoned::now()).map_err(failed)?).map_err(failed)?),
+        Call::Resume {} => to_value(engine.resume().map_err(failed)?),
+        Call::MarkAllRead {} => to_value(engine.mark_all_read().await.map_err(failed)?),
+        Call::OpenNotice { key } => to_value(engine.open_notice(&key).await.map_err(failed)?),
+        Call::Viewing { item } => {
+            let item = item.filter(|i| i.starts_with("run:") || i.starts_with("handoff:"));
+            to_value(engine.set_viewing(item.as_deref()).await.map_err(failed)?)
+        }
+        Call::SignInStart {} => {
+            let start = engine.device_start().await.map_err(failed)?;
+            Ok(json!({
+                "userCode": start.user_code,
+                "verificationUrl": start.verification_url,
+                "waiting": signin::waiting(start.expires_in_seconds),
+            }))
+        }
+        Call::SignInWait {} => to_value(cmux_tray_engine::engine::sign_in_ended(&engine.device_finish(None).await)),
+        Call::OpenSignInPage {} => {
+            let url = engine.pending_device_url().ok_or("no sign-in under way")?;
+            to_value(cmux_tray_engine::reveal::open_sign_in_page(&url).await.map_err(failed)?)
+        }
+        Call::OpenAtLogin {} => to_value(crate::autostart::is_enabled()?),
+        Call::SetOpenAtLogin { enabled } => to_value(crate::autostart::set(enabled)?),
+        Call::Connection {} => to_value(connection(app)),
+        Call::LogDir {} => to_value(app.paths.log_dir().display().to_string()),
+        Call::Restart {} => {
+            app.restart();
+            Ok(Value::Null)
+        }
+        Call::OpenWindow { page } => {
+            let page = cmux_tray_engine::channel::Page::parse(&page).ok_or_else(|| format!("no window {page:?}"))?;
+            app.windows.open(app, page, None);
+            Ok(Value::Null)
+        }
+        Call::Account {} => account(app).await,
+        Call::ChooseTeam { team } => {
+            let team = cmux_tray_engine::cloud::TeamId::parse(&team).map_err(failed)?;
+            to_value(engine.choose_team(team).await.map_err(failed)?)
+        }
+        Call::SignOut {} => to_value(engine.sign_out().await.map_err(failed)?),
+        Call::SignInWithToken { token } => {
+            let token = token.trim();
+            if token.is_empty() {
+                return Err("paste a token first".into());
+            }
+            to_value(cmux_tray_engine::engine::sign_in_ended(&engine.sign_in_with_token(token.to_string().into(), None).await))
+        }
+    }
+}
+
+fn set_setting(app: &App, key: &str, value: &str) -> Result<Value, String> {
+    cmux_tray_engine::config::set_in_file(&app.paths.config_file, key, value).map_err(failed)?;
+    app.engine.reload_delivery_settings();
+    Ok(Value::Null)
+}
+
+/// One setting outside `[delivery]`, for the settings window.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Connection {
+    key: &'static str,
+    about: &'static str,
+    /// As the config file says (empty: the default).
+    value: String,
+    /// What the running app uses (the environment may override the file; a change applies at
+    /// the next start).
+    in_force: String,
+}
+
+fn connection(app: &App) -> Vec<Connection> {
+    use cmux_tray_engine::config;
+    config::EDITABLE
+        .iter()
+        .map(|(key, about)| {
+            let in_force = match *key {
+                "cloud.api_url" => app.engine.api_url().trim_end_matches('/').to_string(),
+                "cloud.auth_url" => app.engine.auth_url().trim_end_matches('/').to_string(),
+                "cloud.proxy" => app.engine.cloud_route(),
+                "local.socket_path" => app.paths.socket().display().to_string(),
+                _ => String::new(),
+            };
+            let value = config::get_in_file(&app.paths.config_file, key).unwrap_or_default();
+            Connection { key, about, value, in_force }
+        })
+        .collect()
+}
+
+/// The account, its teams and where its sign-in is kept, for the settings window.
+async fn account(app: &App) -> Result<Value, String> {
+    let status = app.engine.status().map_err(failed)?;
+    let row = status.account;
+    let (teams, teams_error) = match &row {
+        Some(a) if a.problem.is_none() => match app.engine.teams().await {
+            Ok(t) => (t, None),
+            Err(e) => (Vec::new(), Some(e.to_string())),
+        },
+        _ => (Vec::new(), None),
+    };
+    Ok(json!({
+        "email": row.as_ref().map(|a| a.email.clone()),
+        "problem": row.as_ref().and_then(|a| a.problem.clone()),
+        "team": row.and_then(|a| a.team),
+        "teams": teams,
+        "keptIn": app.engine.sign_in_kept_in(),
+        "teamsError": teams_error,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command the pages call (ui/*.html), with the arguments as they pass them, is read
+    /// as its call; a name no call has is refused by name.
+    #[test]
+    fn every_call_the_pages_make_is_read() {
+        let calls = [
+            ("view", json!({})),
+            ("history_view", json!({"filter": {"kind": null, "query": ""}})),
+            ("notice", json!({"key": "k"})),
+            ("card", json!({"runId": "run_1"})),
+            ("handoff_card", json!({"handoffId": "ho_1"})),
+            ("settings_view", json!({})),
+            ("time_zones", json!({})),
+            ("set_setting", json!({"key": "delivery.sound", "value": "true"})),
+            ("set_quiet_windows", json!({"windows": []})),
+            ("pause", json!({"how": "hour"})),
+            ("resume", json!({})),
+            ("mark_all_read", json!({})),
+            ("open_notice", json!({"key": "k"})),
+            ("viewing", json!({"item": null})),
+            ("sign_in_start", json!({})),
+            ("sign_in_wait", json!({})),
+            ("open_sign_in_page", json!({})),
+            ("open_at_login", json!({})),
+            ("set_open_at_login", json!({"enabled": true})),
+            ("connection", json!({})),
+            ("log_dir", json!({})),
+            ("restart", json!({})),
+            ("open_window", json!({"page": "signin"})),
+            ("account", json!({})),
+            ("choose_team", json!({"team": "team_1"})),
+            ("sign_out", json!({})),
+            ("sign_in_with_token", json!({"token": "t"})),
+        ];
+        for (command, args) in calls.clone() {
+            let read = serde_json::from_value::<Call>(json!({"command": command, "args": args}));
+            assert!(read.is_ok(), "{command}: {read:?}");
+        }
+        // The windows' Tauri build declares the same commands, one permission each.
+        let declared = include_str!("../../../src-tauri/build.rs");
+        let declared: Vec<&str> = declared.lines().filter_map(|l| l.trim().strip_prefix('"')?.strip_suffix("\",")).collect();
+        let mut read: Vec<&str> = calls.iter().map(|(c, _)| *c).collect();
+        read.sort();
+        let mut declared_sorted = declared.clone();
+        declared_sorted.sort();
+        assert_eq!(read, declared_sorted, "the calls here and the commands src-tauri/build.rs declares");
+        let unknown = serde_json::from_value::<Call>(json!({"command": "drop_tables", "args": {}})).unwrap_err().to_string();
+        assert!(unknown.contains("drop_tables"), "{unknown}");
+        let missing = serde_json::from_value::<Call>(json!({"command": "card", "args": {}})).unwrap_err().to_string();
+        assert!(missing.contains("runId"), "{missing}");
+    }
+}

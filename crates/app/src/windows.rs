@@ -1,0 +1,152 @@
+//! The windows process (`cmux-tray-windows`): started when a window is asked for, told what to
+//! show while it runs, ended by itself with its last window. A second window while one is open
+//! goes to the same process; a process that crashed or was killed is started again by the next
+//! window asked for (docs/architecture.md "Two processes").
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cmux_tray_engine::channel::{self, FromTray, Page, Program};
+use cmux_tray_engine::lock::Locked;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::App;
+
+/// How long a started windows process may take to attach before another start is tried.
+const ATTACH_WITHIN: Duration = Duration::from_secs(20);
+
+pub struct Windows {
+    state: Mutex<State>,
+    /// The channel the windows process is told to reach (the demo's is not the person's).
+    channel: PathBuf,
+}
+
+#[derive(Default)]
+struct State {
+    /// The windows process in use: its connection's id and what is sent to it.
+    attached: Option<(u64, UnboundedSender<FromTray>)>,
+    /// A windows process started and not attached yet, and the page asked for meanwhile.
+    starting: Option<Instant>,
+    waiting: Option<(Page, Option<String>)>,
+}
+
+impl Windows {
+    pub fn new(channel: PathBuf) -> Windows {
+        Windows { state: Mutex::new(State::default()), channel }
+    }
+
+    /// Shows `page` (with `query`, e.g. `run=<id>` for a Run's card), starting the windows
+    /// process if none runs.
+    pub fn open(&self, app: &App, page: Page, query: Option<String>) {
+        let mut state = self.state.locked();
+        if let Some((_, send)) = &state.attached
+            && send.send(FromTray::Open { page, query: query.clone() }).is_ok()
+        {
+            return;
+        }
+        state.attached = None;
+        if state.starting.is_some_and(|at| at.elapsed() < ATTACH_WITHIN) {
+            state.waiting = Some((page, query));
+            return;
+        }
+        let Some(program) = channel::program(Program::Windows) else {
+            tracing::error!("cannot open the {page} window: cmux-tray-windows is not installed beside cmux-tray-app");
+            return;
+        };
+        let mut command = tokio::process::Command::new(program);
+        command.arg("--open").arg(page.as_str()).arg("--channel").arg(&self.channel);
+        if let Some(q) = &query {
+            command.arg("--query").arg(q);
+        }
+        match command.stdin(std::process::Stdio::null()).kill_on_drop(false).spawn() {
+            Ok(mut child) => {
+                tracing::info!(pid = child.id(), %page, "the windows process started");
+                state.starting = Some(Instant::now());
+                state.waiting = None;
+                app.spawn(async move {
+                    // Reaped here; its connection, not its exit, says whether it shows anything.
+                    match child.wait().await {
+                        Ok(status) if status.success() => tracing::debug!("the windows process ended"),
+                        Ok(status) => tracing::warn!("the windows process ended: {status}"),
+                        Err(e) => tracing::warn!("the windows process: {e}"),
+                    }
+                });
+            }
+            Err(e) => tracing::error!("starting the windows process: {e}"),
+        }
+    }
+
+    /// A windows process attached: it becomes the one in use, unless one is already (which is
+    /// then shown the page; the newcomer ends). Returns whether it was chosen.
+    pub fn attach(&self, _app: &App, id: u64, send: UnboundedSender<FromTray>, page: Page, query: Option<String>) -> bool {
+        let mut state = self.state.locked();
+        if let Some((_, current)) = &state.attached
+            && current.send(FromTray::Open { page, query }).is_ok()
+        {
+            return false;
+        }
+        state.starting = None;
+        if let Some((page, query)) = state.waiting.take() {
+            let _ = send.send(FromTray::Open { page, query });
+        }
+        state.attached = Some((id, send));
+        true
+    }
+
+    /// The windows process of connection `id` is gone or going: nothing is on screen any more.
+    pub fn detach(&self, app: &App, id: u64) {
+        let was = {
+            let mut state = self.state.locked();
+            let was = state.attached.as_ref().is_some_and(|(current, _)| *current == id);
+            if was {
+                state.attached = None;
+            }
+            was
+        };
+        if was {
+            let engine = app.engine.clone();
+            app.spawn(async move {
+                let _ = engine.set_viewing(None).await;
+            });
+        }
+    }
+
+    /// The engine changed: the windows redraw.
+    pub fn changed(&self) {
+        if let Some((_, send)) = &self.state.locked().attached {
+            let _ = send.send(FromTray::Changed);
+        }
+    }
+
+    /// At quit: the windows process ends with its channel.
+    pub fn close(&self) {
+        self.state.locked().attached = None;
+    }
+}
+
+/// Shows what an item is (`run:<id>`, `handoff:<id>`): its card in the history, else the history.
+pub fn open_item(app: &App, item: &str) {
+    app.windows.open(app, Page::History, card_of(item));
+}
+
+/// The history's query for an item's card (`run=<id>`, `handoff=<id>`); none for other items.
+fn card_of(item: &str) -> Option<String> {
+    match item.split_once(':') {
+        Some(("run", id)) => Some(format!("run={id}")),
+        Some(("handoff", id)) => Some(format!("handoff={id}")),
+        _ => None,
+    }
+}
+
+/// Shows what a click opened in the app: a Run's or hand-off's card; a terminal's notice whose
+/// place could not be brought forward, its own card, which says why; else the history.
+pub fn open_clicked(app: &App, notice: &cmux_tray_engine::store::StoredNotice) {
+    let query = card_of(&notice.item).or_else(|| {
+        notice
+            .reveal_note
+            .as_ref()
+            .map(|_| format!("notice={}", url::form_urlencoded::byte_serialize(notice.key.as_bytes()).collect::<String>()))
+    });
+    app.windows.open(app, Page::History, query);
+}

@@ -1,0 +1,117 @@
+//! The windows process's end of the app's channel (`cmux_tray_engine::channel`): a page's call
+//! sent to the tray and its answer awaited; what the tray sends (redraw, show a page, the
+//! answer to detach) handed to the windows. When the channel ends, the tray has gone, and the
+//! windows go with it.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use cmux_tray_engine::channel::{self, FromTray, Page, Program, ToTray};
+use cmux_tray_engine::local::endpoint;
+use cmux_tray_engine::lock::Locked;
+use serde_json::Value;
+use tokio::io::{BufReader, ReadHalf};
+use tokio::sync::{mpsc, oneshot};
+
+/// How long a windows process started by hand waits for the tray it started.
+const TRAY_START: Duration = Duration::from_secs(15);
+
+/// What was asked and is waiting for its answer.
+type Waiting = Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>;
+
+#[derive(Clone)]
+pub struct TrayLink {
+    send: mpsc::UnboundedSender<ToTray>,
+    waiting: Arc<Waiting>,
+    next: Arc<AtomicU64>,
+}
+
+/// The tray's side, read as it comes.
+pub type Incoming = BufReader<ReadHalf<endpoint::ClientStream>>;
+
+impl TrayLink {
+    /// Reaches the tray at `path`; when none answers (a window opened by hand, a test's
+    /// WebDriver), starts it with `environment` (the secrets included: the tray is their user)
+    /// and waits for it.
+    pub async fn connect(path: &Path, environment: &std::collections::BTreeMap<String, String>) -> anyhow::Result<(TrayLink, Incoming)> {
+        let stream = match endpoint::connect(path).await {
+            Ok(stream) => stream,
+            Err(_) => {
+                let tray = channel::program(Program::Tray).ok_or_else(|| {
+                    anyhow::anyhow!("no tray answers at {} and cmux-tray-app is not installed beside this program", path.display())
+                })?;
+                tracing::info!("no tray runs: starting {}", tray.display());
+                std::process::Command::new(&tray)
+                    .arg("--hidden")
+                    .env_clear()
+                    .envs(environment)
+                    .stdin(std::process::Stdio::null())
+                    .spawn()?;
+                let started = Instant::now();
+                loop {
+                    match endpoint::connect(path).await {
+                        Ok(stream) => break stream,
+                        Err(e) if started.elapsed() > TRAY_START => {
+                            anyhow::bail!("the tray did not answer at {} within {TRAY_START:?}: {e}", path.display())
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                    }
+                }
+            }
+        };
+        let (read, mut write) = tokio::io::split(stream);
+        let (send, mut outgoing) = mpsc::unbounded_channel::<ToTray>();
+        tokio::spawn(async move {
+            while let Some(message) = outgoing.recv().await {
+                if let Err(e) = channel::write(&mut write, &message).await {
+                    tracing::warn!("{e}");
+                    return;
+                }
+            }
+        });
+        let link = TrayLink { send, waiting: Arc::default(), next: Arc::new(AtomicU64::new(1)) };
+        Ok((link, BufReader::new(read)))
+    }
+
+    /// Says which page this process shows; the tray's `Attached` comes back on `Incoming`.
+    pub fn attach(&self, page: Page, query: Option<String>) {
+        let _ = self.send.send(ToTray::Attach { page, query });
+    }
+
+    /// No window is left: the tray stops sending pages here and answers `Detached`.
+    pub fn detach(&self) {
+        let _ = self.send.send(ToTray::Detach);
+    }
+
+    /// A page's command, answered by the tray from the engine.
+    pub async fn call(&self, command: String, args: Value) -> Result<Value, String> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (answer, answered) = oneshot::channel();
+        self.waiting.locked().insert(id, answer);
+        if self.send.send(ToTray::Call { id, command, args }).is_err() {
+            self.waiting.locked().remove(&id);
+            return Err("cmux-tray has stopped".into());
+        }
+        answered.await.unwrap_or_else(|_| Err("cmux-tray has stopped".into()))
+    }
+
+    /// Hands the tray's answer to the call that waits for it; anything else is returned.
+    pub fn answered(&self, message: FromTray) -> Option<FromTray> {
+        match message {
+            FromTray::Answer { id, ok, error } => {
+                if let Some(waiting) = self.waiting.locked().remove(&id) {
+                    let _ = waiting.send(match (ok, error) {
+                        (_, Some(error)) => Err(error),
+                        (ok, None) => Ok(ok.unwrap_or(Value::Null)),
+                    });
+                }
+                None
+            }
+            other => Some(other),
+        }
+    }
+}
