@@ -1,41 +1,50 @@
-//! The tray's command line: `--hidden` (at login: the tray alone), `--demo`, `--open PAGE`, and
-//! `cmux-tray://` links (what a browser or `xdg-open` hands over).
+//! The tray's command line (clap): `--hidden`, `--demo`, `--open PAGE`, and `cmux-tray://` links
+//! (what a browser or `xdg-open` hands over). `--help` and `--version` print and exit before
+//! anything starts; `--man` prints the man page the packages ship.
 
+use clap::Parser;
 use cmux_tray_engine::channel::Page;
 
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq, Parser)]
+#[command(
+    name = "cmux-tray-app",
+    version,
+    about = "cmux-tray in the tray: one native banner when a cloud Run, a hand-off or an agent in a terminal needs you",
+    after_long_help = "\
+The tray follows the signed-in account's Runs and hand-offs and serves cmux's local notification \
+socket; the headless engine without a tray is `cmux-tray daemon`. A launch while the tray runs \
+hands its arguments to it (one tray per user). The windows are cmux-tray-windows, started when \
+one is asked for.
+
+Logs: $XDG_STATE_HOME/cmux-tray/logs (a file a day, a week kept). Settings: \
+$XDG_CONFIG_HOME/cmux-tray/config.toml. See cmux-tray(1) for the command line."
+)]
 pub struct Args {
+    /// Start in the tray alone, with no window (what "Open at login" starts).
+    #[arg(long)]
+    pub hidden: bool,
+    /// A one-minute story without an account: the cloud simulator inside the app, its state in a
+    /// folder of its own.
+    #[arg(long)]
     pub demo: bool,
-    /// A window to show at start (a launcher, a test, a second launch handed over).
+    /// Open a window at start (or in the running tray).
+    #[arg(long, value_name = "PAGE", value_parser = page())]
     pub open: Option<Page>,
+    /// cmux-tray:// links: follow/run/<id>, follow/handoff/<id>, open/<notice>.
+    #[arg(value_name = "LINK")]
     pub links: Vec<String>,
+    /// Print the man page and exit (the packages ship it).
+    #[arg(long, hide = true)]
+    pub man: bool,
+}
+
+/// A page by its word; `--help` lists the words.
+fn page() -> impl clap::builder::TypedValueParser<Value = Page> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Page::ALL.iter().map(|p| p.as_str())).map(|word| Page::parse(&word).expect("one of the words"))
 }
 
 impl Args {
-    pub fn parse(argv: &[String]) -> Args {
-        let mut args = Args::default();
-        let mut words = argv.iter().skip(1);
-        while let Some(word) = words.next() {
-            match word.as_str() {
-                "--demo" => args.demo = true,
-                "--open" => match words.next() {
-                    Some(page) => {
-                        args.open = Page::parse(page);
-                        if args.open.is_none() {
-                            tracing::warn!("--open {page}: expected history, settings or signin");
-                        }
-                    }
-                    None => tracing::warn!("--open needs a page: history, settings or signin"),
-                },
-                link if link.starts_with("cmux-tray:") => args.links.push(link.to_string()),
-                // `--hidden` starts the tray alone, as a start without `--open` does.
-                "--hidden" => {}
-                other => tracing::warn!("ignored an argument: {other:?}"),
-            }
-        }
-        args
-    }
-
     /// What a launch with these arguments shows when the tray already runs: its links, else the
     /// window it asked for, else the history (a launcher's click brings the app forward).
     pub fn handed_over(&self) -> Option<Page> {
@@ -43,26 +52,44 @@ impl Args {
     }
 }
 
+/// The man page, from the definition above (clap_mangen, as `cmux-tray generate man`).
+pub fn man() -> std::io::Result<()> {
+    use clap::CommandFactory;
+    let mut out = std::io::stdout().lock();
+    clap_mangen::Man::new(Args::command()).render(&mut out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(words: &[&str]) -> Args {
-        Args::parse(&std::iter::once("cmux-tray-app").chain(words.iter().copied()).map(String::from).collect::<Vec<_>>())
+    fn parse(words: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("cmux-tray-app").chain(words.iter().copied()))
     }
 
     #[test]
-    fn each_argument_is_read_and_a_bad_page_is_none() {
-        assert_eq!(parse(&["--hidden"]), Args::default());
-        assert_eq!(parse(&["--demo", "--open", "settings"]), Args { demo: true, open: Some(Page::Settings), links: vec![] });
-        assert_eq!(parse(&["--open", "about"]).open, None);
-        assert_eq!(parse(&["cmux-tray://follow/run/r1"]).links, vec!["cmux-tray://follow/run/r1".to_string()]);
+    fn each_argument_is_read_and_a_bad_page_is_refused_by_name() {
+        assert_eq!(parse(&["--hidden"]).unwrap(), Args { hidden: true, ..Args::default() });
+        assert_eq!(parse(&["--demo", "--open", "settings"]).unwrap(), Args { demo: true, open: Some(Page::Settings), ..Args::default() });
+        let bad = parse(&["--open", "about"]).unwrap_err().to_string();
+        assert!(bad.contains("about") && bad.contains("history") && bad.contains("signin"), "{bad}");
+        assert_eq!(parse(&["cmux-tray://follow/run/r1"]).unwrap().links, vec!["cmux-tray://follow/run/r1".to_string()]);
     }
 
     #[test]
     fn a_second_launch_shows_its_links_or_a_window() {
-        assert_eq!(parse(&[]).handed_over(), Some(Page::History));
-        assert_eq!(parse(&["--open", "signin"]).handed_over(), Some(Page::SignIn));
-        assert_eq!(parse(&["cmux-tray://open/x"]).handed_over(), None);
+        assert_eq!(parse(&[]).unwrap().handed_over(), Some(Page::History));
+        assert_eq!(parse(&["--open", "signin"]).unwrap().handed_over(), Some(Page::SignIn));
+        assert_eq!(parse(&["cmux-tray://open/x"]).unwrap().handed_over(), None);
+    }
+
+    #[test]
+    fn help_and_version_are_clap_s_own() {
+        assert_eq!(parse(&["--version"]).unwrap_err().kind(), clap::error::ErrorKind::DisplayVersion);
+        let help = parse(&["--help"]).unwrap_err().to_string();
+        for option in ["--hidden", "--demo", "--open", "[LINK]"] {
+            assert!(help.contains(option), "{option} in {help}");
+        }
+        assert!(!help.contains("--man"), "--man is for the packages");
     }
 }

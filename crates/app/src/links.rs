@@ -31,7 +31,14 @@ pub fn start(app: &Arc<App>, links: &[String]) {
 /// Another launch while this one runs: its links, else the window it asked for (`--open
 /// settings`) or the history.
 pub fn launched(app: &Arc<App>, argv: &[String]) {
-    let args = crate::args::Args::parse(argv);
+    use clap::Parser;
+    let args = match crate::args::Args::try_parse_from(argv) {
+        Ok(args) => args,
+        Err(e) => {
+            tracing::warn!("a second launch's arguments: {e}");
+            return;
+        }
+    };
     tracing::info!(links = args.links.len(), "a second launch was handed over");
     for link in &args.links {
         open(app, link);

@@ -11,6 +11,7 @@
 //! - `tray`: the menu and its actions, drawn by a StatusNotifierItem on Linux (ksni) and by
 //!   tray-icon on macOS and Windows.
 //! - `links`: `cmux-tray://` links, and the scheme's registration.
+//! - `crash`: an unexpected stop said at the next start.
 //! - `autostart`, `demo`.
 
 // A release build on Windows opens no console window beside the tray.
@@ -18,6 +19,7 @@
 
 mod args;
 mod autostart;
+mod crash;
 mod demo;
 mod instance;
 mod links;
@@ -69,6 +71,7 @@ struct Running {
     host: Host,
     instance: instance::Instance,
     serving: serve::Serving,
+    crash: crash::Running,
     demo_root: Option<std::path::PathBuf>,
 }
 
@@ -94,6 +97,7 @@ async fn start(
         restart: AtomicBool::new(false),
     });
     let demo_root = args.demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
+    let crash = crash::start(&app).await;
     let serving = serve::start(app.clone(), listener);
     links::start(&app, &args.links);
     if args.demo {
@@ -122,7 +126,7 @@ async fn start(
         terminated().await;
         on_signal.quit();
     });
-    Ok(Some(Running { app, host, instance, serving, demo_root }))
+    Ok(Some(Running { app, host, instance, serving, crash, demo_root }))
 }
 
 /// SIGINT, or SIGTERM where there is one: the app stops as Quit stops it.
@@ -140,10 +144,11 @@ async fn terminated() {
 
 /// Stops the engine, lets go of the instance, and starts again if asked.
 async fn stop(running: Running) {
-    let Running { app, host, instance, serving, demo_root } = running;
+    let Running { app, host, instance, serving, crash, demo_root } = running;
     app.windows.close();
     serving.stop().await;
     host.stop().await;
+    crash.stopped_cleanly();
     drop(instance);
     if let Some(root) = demo_root {
         let _ = std::fs::remove_dir_all(root);
@@ -171,14 +176,27 @@ fn main() {
     // Before any thread: private files from here on, and no secret in a child's environment
     // (the windows process, the opener). The settings read the secrets from what it returns.
     let environment = cmux_tray_engine::private::start();
+    // `--help`, `--version` and a bad argument end here, before anything starts.
+    let args = <args::Args as clap::Parser>::parse();
+    if args.man {
+        return match args::man() {
+            Ok(()) => {}
+            Err(e) => eprintln!("cmux-tray-app: the man page: {e}"),
+        };
+    }
     let _log = cmux_tray_host::logging::start();
     let argv: Vec<String> = std::env::args().collect();
-    let args = args::Args::parse(&argv);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap_or_else(|e| cannot_start(&e.to_string()));
     let running = match runtime.block_on(start(&args, &argv, &environment)) {
         Ok(Some(running)) => running,
         Ok(None) => return,
         Err(e) => cannot_start(&format!("{e:#}")),
     };
+    // The tests' deliberate crash (a debug build only): the panic, its backtrace in the log, and
+    // the next start's notice.
+    #[cfg(debug_assertions)]
+    if environment.contains_key("CMUX_TRAY_TEST_PANIC") {
+        panic!("a deliberate panic (CMUX_TRAY_TEST_PANIC)");
+    }
     tray::run(runtime, running.app.clone(), move |runtime| runtime.block_on(stop(running)));
 }

@@ -19,6 +19,9 @@ pub enum SecretError {
     Unreadable { path: PathBuf, detail: String },
 }
 
+/// The tray's line when no keyring is reachable (docs/configuration.md).
+pub const FILE_NOTE: &str = "Sign-in kept in a private file: no keyring found";
+
 /// Which store holds the secrets.
 #[derive(Clone, Debug)]
 pub enum SecretStore {
@@ -43,7 +46,7 @@ impl SecretStore {
         read_file(&data_dir.join("secrets.json")).is_ok_and(|all| all.contains_key(account))
     }
 
-    /// What to tell the person about where their sign-in is kept.
+    /// What to tell the person about where their sign-in is kept, with why (settings, `status`).
     pub fn describe(&self) -> String {
         match self {
             SecretStore::Keyring => "the system keyring".into(),
@@ -53,11 +56,12 @@ impl SecretStore {
         }
     }
 
-    /// A line for the tray when the sign-in is not in the keyring.
+    /// A line for the tray when the sign-in is not in the keyring: a person's words, one short
+    /// line; the library's reason is in the log and in settings (`describe`).
     pub fn fallback_note(&self) -> Option<String> {
         match self {
             SecretStore::Keyring => None,
-            SecretStore::File { why, .. } => Some(format!("Sign-in kept in a file, not the keyring ({why})")),
+            SecretStore::File { .. } => Some(FILE_NOTE.into()),
         }
     }
 

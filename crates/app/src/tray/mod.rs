@@ -43,6 +43,8 @@ pub enum Action {
     Resume,
     Settings,
     History,
+    /// The log folder in the file manager (About).
+    OpenLogFolder,
     Quit,
 }
 
@@ -70,7 +72,9 @@ impl Action {
             return Some(Action::ChooseTeam(team.into()));
         }
         use Action::*;
-        [SignIn, SignOut, MarkAllRead, PauseHour, PauseTomorrow, Resume, Settings, History, Quit].into_iter().find(|a| a.id() == id)
+        [SignIn, SignOut, MarkAllRead, PauseHour, PauseTomorrow, Resume, Settings, History, OpenLogFolder, Quit]
+            .into_iter()
+            .find(|a| a.id() == id)
     }
 }
 
@@ -128,6 +132,14 @@ impl Action {
             }
             Action::Settings => app.windows.open(app, Page::Settings, None),
             Action::History => app.windows.open(app, Page::History, None),
+            Action::OpenLogFolder => {
+                let logs = app.paths.log_dir();
+                app.spawn(async move {
+                    if let Err(e) = cmux_tray_engine::reveal::open_folder(&logs).await {
+                        tracing::warn!("opening {}: {e}", logs.display());
+                    }
+                })
+            }
             Action::Quit => app.quit(),
         }
     }
@@ -140,8 +152,21 @@ fn pause(engine: &cmux_tray_engine::Engine, how: PauseFor) {
     }
 }
 
+/// What About says: the version, the licence, where the logs are.
+pub struct About {
+    pub version: &'static str,
+    pub licence: &'static str,
+    pub log_dir: String,
+}
+
+impl About {
+    pub fn of(app: &App) -> About {
+        About { version: env!("CARGO_PKG_VERSION"), licence: env!("CARGO_PKG_LICENSE"), log_dir: app.paths.log_dir().display().to_string() }
+    }
+}
+
 /// The menu for this view.
-pub fn entries(v: &TrayView) -> Vec<Entry> {
+pub fn entries(v: &TrayView, about: &About) -> Vec<Entry> {
     let action = |action: Action, label: &str| Entry::Action { action, label: label.into() };
     let mut menu = Vec::new();
     if v.signed_in {
@@ -186,6 +211,15 @@ pub fn entries(v: &TrayView) -> Vec<Entry> {
     };
     menu.push(Entry::Sub { label: pause_label, entries: pause });
     menu.push(action(Action::Settings, "Settings…"));
+    menu.push(Entry::Sub {
+        label: "About cmux-tray".into(),
+        entries: vec![
+            Entry::Disabled(format!("cmux-tray {}", about.version)),
+            Entry::Disabled(format!("Licence: {}", about.licence)),
+            Entry::Disabled(format!("Logs: {}", about.log_dir)),
+            action(Action::OpenLogFolder, "Open the log folder"),
+        ],
+    });
     menu.push(Entry::Separator);
     menu.push(action(Action::Quit, "Quit"));
     menu
@@ -271,6 +305,7 @@ mod tests {
             Action::Resume,
             Action::Settings,
             Action::History,
+            Action::OpenLogFolder,
             Action::Quit,
         ];
         for a in all {

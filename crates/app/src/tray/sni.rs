@@ -74,7 +74,7 @@ impl ksni::Tray for CmuxTray {
     }
 
     fn menu(&self) -> Vec<MenuItem<Self>> {
-        super::entries(&self.view).into_iter().map(render).collect()
+        super::entries(&self.view, &super::About::of(&self.app)).into_iter().map(render).collect()
     }
 }
 

@@ -83,6 +83,13 @@ pub async fn open_sign_in_page(url: &str) -> Result<(), OpenError> {
     open(url, None).await
 }
 
+/// Opens one of the app's own folders (the log folder, from the tray's About) in the person's
+/// file manager.
+pub async fn open_folder(dir: &std::path::Path) -> Result<(), OpenError> {
+    let url = url::Url::from_directory_path(dir).map_err(|()| OpenError::NotAllowed(dir.display().to_string()))?;
+    open(url.as_str(), None).await
+}
+
 /// Hands `url` to the platform's [`opener`], once it is known to hold no space or control
 /// character.
 async fn open(url: &str, activation: Option<&str>) -> Result<(), OpenError> {
