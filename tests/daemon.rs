@@ -163,9 +163,18 @@ fn status_works_without_a_running_engine_and_without_any_state() {
     let status = home.status();
     assert_eq!(status["engineRunning"], false);
     assert!(status["account"].is_null());
-    let out = home.run(&["follow", "run", "run_0123456789abcdef0123"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is `cmux-tray daemon` or the tray running?"));
+    assert_eq!(status["pausedUntil"], serde_json::Value::Null);
+    assert_eq!(status["pausedIndefinitely"], false);
+    // A command that needs the engine says so, with its own exit code (the man page's EXIT
+    // STATUS: 69).
+    for args in [&["follow", "run", "run_0123456789abcdef0123"][..], &["pause", "1h"], &["resume"]] {
+        let out = home.run(args);
+        assert_eq!(out.status.code(), Some(69), "{args:?}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("start the tray, or `cmux-tray daemon`"), "{out:?}");
+    }
+    // Any other failure is 1.
+    let out = home.run(&["follow", "run", "run_../../etc"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
 
 #[test]

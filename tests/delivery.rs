@@ -109,7 +109,20 @@ fn a_pause_from_the_command_line_survives_a_restart() {
     end_and_decide(&cloud, &home, &runs[0], "succeeded");
     assert!(daemon.terminate().success());
     let _daemon = home.daemon(&user.access_token);
-    assert!(home.status()["paused"].is_string(), "still paused after the restart");
+    let status = home.status();
+    assert!(status["paused"].is_string(), "still paused after the restart");
+    // Typed as well as in words: an end in RFC 3339 about an hour from now.
+    let until: jiff::Timestamp = status["pausedUntil"].as_str().expect("pausedUntil").parse().unwrap();
+    let left = until.as_second() - jiff::Timestamp::now().as_second();
+    assert!((3000..=3600).contains(&left), "{left} s left");
+    assert_eq!(status["pausedIndefinitely"], false);
+    assert!(home.run(&["pause", "indefinitely"]).status.success());
+    let status = home.status();
+    assert_eq!(
+        (status["pausedUntil"].clone(), status["pausedIndefinitely"].clone()),
+        (serde_json::Value::Null, serde_json::Value::Bool(true))
+    );
+    assert!(home.run(&["pause", "1h30m"]).status.success());
     end_and_decide(&cloud, &home, &runs[1], "failed");
     let status = home.status();
     assert!(runs.iter().all(|r| notice(&status, r).unwrap()["delivery"] == "paused"));

@@ -38,8 +38,8 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: ConfigAction,
     },
-    /// Pause banners: `1h`, `30m`, `tomorrow` (08:00 local) or `indefinitely`. Notices are still
-    /// recorded; one summary banner follows the pause.
+    /// Pause banners: a duration (`1h`, `30m`, `1h30m`, `90 minutes`), `tomorrow` (08:00 local) or
+    /// `indefinitely`. Notices are still recorded; one summary banner follows the pause.
     Pause { until: String },
     /// End a pause.
     Resume,

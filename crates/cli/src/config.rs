@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use serde_json::json;
 
 use cmux_tray_engine::config::Paths;
@@ -42,21 +42,41 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
     }
 }
 
-/// `1h`, `90m`, `tomorrow` (08:00 local), `indefinitely`.
+/// A duration as jiff reads it (`1h`, `30m`, `1h30m`, `90 minutes`, `PT2H`), `tomorrow` (08:00
+/// local), or `indefinitely`.
 pub(crate) fn pause_until(text: &str) -> anyhow::Result<Option<jiff::Timestamp>> {
-    let t = text.trim().to_ascii_lowercase();
     let now = jiff::Zoned::now();
-    let span = |n: &str, unit: &str| -> anyhow::Result<jiff::Timestamp> {
-        let n: i64 = n.parse().with_context(|| format!("pause {text:?}: expected a number before {unit}"))?;
-        anyhow::ensure!(n > 0, "pause {text:?}: expected a positive duration");
-        let d = if unit == "h" { jiff::SignedDuration::from_hours(n) } else { jiff::SignedDuration::from_mins(n) };
-        Ok(now.timestamp().checked_add(d)?)
-    };
-    Ok(Some(match t.as_str() {
-        "indefinitely" | "forever" | "until-resumed" => return Ok(None),
-        "tomorrow" => cmux_tray_engine::policy::tomorrow_morning(&now).context("no tomorrow morning in this time zone")?,
-        _ if t.ends_with('h') => span(&t[..t.len() - 1], "h")?,
-        _ if t.ends_with('m') => span(&t[..t.len() - 1], "m")?,
-        _ => bail!("pause {text:?}: expected 1h, 30m, tomorrow or indefinitely"),
-    }))
+    match text.trim().to_ascii_lowercase().as_str() {
+        "indefinitely" | "forever" | "until-resumed" => Ok(None),
+        "tomorrow" => Ok(Some(cmux_tray_engine::policy::tomorrow_morning(&now).context("no tomorrow morning in this time zone")?)),
+        words => {
+            let pause: jiff::SignedDuration = words.parse().map_err(|e| {
+                anyhow::anyhow!("pause {text:?}: expected a duration (1h, 30m, 1h30m, 90 minutes), tomorrow or indefinitely ({e})")
+            })?;
+            anyhow::ensure!(pause.is_positive(), "pause {text:?}: expected a positive duration");
+            Ok(Some(now.timestamp().checked_add(pause)?))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_is_read_as_jiff_reads_a_duration() {
+        let from_now = |text: &str| {
+            let until = pause_until(text).unwrap().unwrap();
+            (until.as_second() - jiff::Timestamp::now().as_second()) / 60
+        };
+        for (text, minutes) in [("1h", 60), ("30m", 30), ("1h30m", 90), ("90 minutes", 90), ("2 hours", 120), ("PT45M", 45), (" 1H ", 60)] {
+            assert!((from_now(text) - minutes).abs() <= 1, "{text}: {} min", from_now(text));
+        }
+        assert_eq!(pause_until("indefinitely").unwrap(), None);
+        assert!(pause_until("tomorrow").unwrap().is_some());
+        for bad in ["soon", "-1h", "0m", ""] {
+            let e = pause_until(bad).unwrap_err().to_string();
+            assert!(e.contains("pause") && e.contains(&format!("{bad:?}")), "{bad}: {e}");
+        }
+    }
 }

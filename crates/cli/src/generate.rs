@@ -15,7 +15,7 @@ pub(crate) fn generate(what: Generated) -> ExitCode {
         Generated::Zsh => clap_complete::Shell::Zsh,
         Generated::Fish => clap_complete::Shell::Fish,
         Generated::Man => {
-            return match clap_mangen::Man::new(command).render(&mut out) {
+            return match man(command, &mut out) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("cmux-tray generate man: {e}");
@@ -26,4 +26,75 @@ pub(crate) fn generate(what: Generated) -> ExitCode {
     };
     clap_complete::generate(shell, &mut command, "cmux-tray", &mut out);
     ExitCode::SUCCESS
+}
+
+/// What the man page says beyond the options: the environment, the files, the exit codes
+/// (docs/configuration.md says the same at length).
+const ENVIRONMENT: &[(&str, &str)] = &[
+    ("CMUX_TRAY_TOKEN", "An access token, held in memory only (never written)."),
+    ("CMUX_TRAY_API_URL, CMUX_TRAY_AUTH_URL", "The cloud's origins (config: cloud.api_url, cloud.auth_url)."),
+    ("CMUX_TRAY_TEAM", "The team followed with CMUX_TRAY_TOKEN."),
+    ("CMUX_TRAY_HTTP", "\"2\" (the default) or \"1.1\": how the waits reach the cloud."),
+    ("HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY", "The proxy, as curl reads them (config: cloud.proxy)."),
+    ("CMUX_SOCKET_PATH, CMUX_SOCKET", "The local socket a client sends to."),
+    ("CMUX_SOCKET_PASSWORD", "The local socket's password, when it has one."),
+    ("CMUX_WORKSPACE_ID, CMUX_SURFACE_ID", "Set by cmux in its terminals: where a notice was sent from."),
+    ("CMUX_TRAY_LOG", "What is logged (tracing's filter syntax; default info)."),
+];
+
+const FILES: &[(&str, &str)] = &[
+    ("$XDG_CONFIG_HOME/cmux-tray/config.toml", "The settings (cmux-tray config get|set)."),
+    ("$XDG_DATA_HOME/cmux-tray/state.sqlite3", "The follows and notices."),
+    ("$XDG_DATA_HOME/cmux-tray/secrets.json", "The sign-in, where no keyring is reachable (mode 0600)."),
+    ("$XDG_RUNTIME_DIR/cmux-tray/cmux.sock", "The local socket."),
+    ("$XDG_STATE_HOME/cmux-tray/logs/", "The tray's log, a file a day, a week kept."),
+];
+
+/// The exit codes, besides 0 (done) and 1 (failed, said on stderr).
+const EXIT_STATUS: &[(u8, &str)] = &[
+    (0, "Done."),
+    (1, "Failed; stderr says why."),
+    (2, "The command line was not understood."),
+    (crate::EXIT_NO_ENGINE, "The command needs the running engine and none answers: start the tray or cmux-tray daemon."),
+    (crate::EXIT_CANNOT_START, "The daemon cannot start until something is changed (another engine runs, the config is refused)."),
+];
+
+/// clap_mangen's sections, then ENVIRONMENT, FILES and EXIT STATUS.
+fn man(command: clap::Command, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let man = clap_mangen::Man::new(command);
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    man.render_subcommands_section(out)?;
+    let mut roff = roff::Roff::new();
+    let mut section = |title: &str, rows: &mut dyn Iterator<Item = (String, &str)>| {
+        roff.control("SH", [title]);
+        for (term, text) in rows {
+            roff.control("TP", []).text([roff::bold(term)]).text([roff::roman(text)]);
+        }
+    };
+    section("ENVIRONMENT", &mut ENVIRONMENT.iter().map(|(k, v)| (k.to_string(), *v)));
+    section("FILES", &mut FILES.iter().map(|(k, v)| (k.to_string(), *v)));
+    section("EXIT STATUS", &mut EXIT_STATUS.iter().map(|(k, v)| (k.to_string(), *v)));
+    roff.to_writer(out)?;
+    man.render_version_section(out)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The sections docs/configuration.md ("Exit status") points to, with its codes.
+    #[test]
+    fn the_man_page_has_environment_files_and_exit_status() {
+        let mut page = Vec::new();
+        super::man(<crate::args::Cli as clap::CommandFactory>::command(), &mut page).unwrap();
+        let page = String::from_utf8(page).unwrap();
+        for section in [".SH ENVIRONMENT", ".SH FILES", ".SH \"EXIT STATUS\"", ".SH OPTIONS", ".SH SUBCOMMANDS"] {
+            assert!(page.contains(section), "{section}");
+        }
+        for code in ["\\fB69\\fR", "\\fB78\\fR", "CMUX_TRAY_TOKEN", "config.toml"] {
+            assert!(page.contains(code), "{code} in the man page");
+        }
+    }
 }

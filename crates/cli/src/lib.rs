@@ -74,9 +74,12 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cmux-tray: {e:#}");
-            match e.downcast_ref::<CannotStart>() {
-                Some(_) => ExitCode::from(EXIT_CANNOT_START),
-                None => ExitCode::FAILURE,
+            if e.downcast_ref::<CannotStart>().is_some() {
+                ExitCode::from(EXIT_CANNOT_START)
+            } else if e.downcast_ref::<NoEngine>().is_some() {
+                ExitCode::from(EXIT_NO_ENGINE)
+            } else {
+                ExitCode::FAILURE
             }
         }
     }
@@ -186,10 +189,19 @@ pub(crate) async fn engine_request_within(
     within: Duration,
 ) -> anyhow::Result<serde_json::Value> {
     let password = environment().remove("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty());
-    local::request(&paths.socket(), method, params, password.as_deref(), within)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e} (is `cmux-tray daemon` or the tray running?)"))
+    local::request(&paths.socket(), method, params, password.as_deref(), within).await.map_err(|e| match e {
+        local::RequestError::NoEngine { .. } => anyhow::Error::new(NoEngine(e)),
+        other => anyhow::anyhow!("{other}"),
+    })
 }
+
+/// A command that needs the running engine found none: its own exit code, so a script can tell
+/// "start cmux-tray first" from a refusal (sysexits' EX_UNAVAILABLE).
+pub const EXIT_NO_ENGINE: u8 = 69;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0} (start the tray, or `cmux-tray daemon`)")]
+struct NoEngine(local::RequestError);
 
 /// The environment as the process was started with it (secrets included), read once by
 /// `private::start` before they were taken out of the process's own.

@@ -83,7 +83,7 @@ pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &
         "prefer_tty": false,
         "place": caller.place().await,
     });
-    client::request(socket, "notification.create_for_caller", params, caller.password(), resolved.timeout).await
+    client::request(socket, "notification.create_for_caller", params, caller.password(), resolved.timeout).await.map_err(|e| e.to_string())
 }
 
 /// Tells the tray that this terminal shows a cloud session (`session.attach`): a click on that
@@ -102,7 +102,7 @@ pub async fn attach(paths: &Paths, caller: &Caller, session_id: &str) -> Result<
         "surface_id": resolved.surface_id,
         "place": place,
     });
-    client::request(socket, "session.attach", params, caller.password(), resolved.timeout).await.map(drop)
+    client::request(socket, "session.attach", params, caller.password(), resolved.timeout).await.map(drop).map_err(|e| e.to_string())
 }
 
 /// The project a command ran in: the last part of its working directory.

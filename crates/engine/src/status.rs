@@ -13,8 +13,14 @@ use crate::store::{AccountRow, FollowRow, StoredNotice};
 #[serde(rename_all = "camelCase")]
 pub struct Status {
     pub account: Option<AccountRow>,
-    /// When banners are paused: an RFC 3339 time, or "until resumed".
+    /// When banners are paused, in words: an RFC 3339 time, or "until resumed".
     pub paused: Option<String>,
+    /// The end of the pause, RFC 3339; none when not paused or paused until resumed.
+    #[serde(default)]
+    pub paused_until: Option<String>,
+    /// Paused until resumed.
+    #[serde(default)]
+    pub paused_indefinitely: bool,
     /// Where the sign-in is kept (the keyring, or the file fallback and why).
     pub sign_in_kept_in: Option<String>,
     /// Said in the tray when the sign-in is not in the keyring (the file fallback), never silently.

@@ -16,13 +16,20 @@ const PROBLEM_SHOWN_MS: i64 = 3_600_000;
 impl Status {
     /// Reads the status from a store (the running engine's, or one opened read-only).
     pub fn read(store: &Store, problems: Vec<String>) -> Result<Status, StoreError> {
-        let paused = settings::stored_pause(store, jiff::Timestamp::now().as_millisecond()).map(|p| match p {
-            crate::policy::Pause::UntilResumed => "until resumed".to_string(),
-            crate::policy::Pause::Until(t) => t.to_string(),
-        });
+        use crate::policy::Pause;
+        let pause = settings::stored_pause(store, jiff::Timestamp::now().as_millisecond());
+        let paused_until = match &pause {
+            Some(Pause::Until(t)) => Some(t.to_string()),
+            _ => None,
+        };
         Ok(Status {
             account: store.account()?,
-            paused,
+            paused: pause.as_ref().map(|p| match p {
+                Pause::UntilResumed => "until resumed".to_string(),
+                Pause::Until(t) => t.to_string(),
+            }),
+            paused_until,
+            paused_indefinitely: matches!(pause, Some(Pause::UntilResumed)),
             sign_in_kept_in: None,
             sign_in_note: None,
             teams: Vec::new(),

@@ -147,13 +147,41 @@ pub fn resolve(env: &BTreeMap<String, String>, config: &NotifyConfig, own_socket
     }
 }
 
+/// Why a request got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// Nothing serves the socket: no engine runs for this user (or it serves another socket).
+    #[error("{}: no cmux-tray engine answers there ({source})", path.display())]
+    NoEngine { path: std::path::PathBuf, source: std::io::Error },
+    /// It answered with a refusal, answered nothing in time, or could not be trusted.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for RequestError {
+    fn from(why: String) -> Self {
+        RequestError::Failed(why)
+    }
+}
+
+impl From<&str> for RequestError {
+    fn from(why: &str) -> Self {
+        RequestError::Failed(why.into())
+    }
+}
+
 /// Sends one v2 request (after `auth.login` when a password is given) and reads its reply.
-pub async fn request(path: &Path, method: &str, params: Value, password: Option<&str>, timeout: Duration) -> Result<Value, String> {
+pub async fn request(path: &Path, method: &str, params: Value, password: Option<&str>, timeout: Duration) -> Result<Value, RequestError> {
     let work = async {
-        let stream = super::endpoint::connect(path).await.map_err(|e| format!("{}: {e}", path.display()))?;
+        let stream = super::endpoint::connect(path).await.map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+                RequestError::NoEngine { path: path.to_path_buf(), source }
+            }
+            _ => RequestError::Failed(format!("{}: {source}", path.display())),
+        })?;
         let (read, mut write) = tokio::io::split(stream);
         let mut lines = BufReader::new(read).lines();
-        let mut call = async |method: &str, params: Value| -> Result<Value, String> {
+        let mut call = async |method: &str, params: Value| -> Result<Value, RequestError> {
             let line = json!({"id": 1, "method": method, "params": params}).to_string() + "\n";
             write.write_all(line.as_bytes()).await.map_err(|e| e.to_string())?;
             let reply = lines.next_line().await.map_err(|e| e.to_string())?.ok_or("the socket closed without a reply")?;
@@ -161,7 +189,8 @@ pub async fn request(path: &Path, method: &str, params: Value, password: Option<
             if v["ok"] == json!(true) {
                 Ok(v["result"].clone())
             } else {
-                Err(format!("{} ({})", v["error"]["message"].as_str().unwrap_or("refused"), v["error"]["code"].as_str().unwrap_or("?")))
+                Err(format!("{} ({})", v["error"]["message"].as_str().unwrap_or("refused"), v["error"]["code"].as_str().unwrap_or("?"))
+                    .into())
             }
         };
         if let Some(password) = password {
@@ -169,7 +198,9 @@ pub async fn request(path: &Path, method: &str, params: Value, password: Option<
         }
         call(method, params).await
     };
-    tokio::time::timeout(timeout, work).await.map_err(|_| format!("{}: no answer within {timeout:?}", path.display()))?
+    tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| RequestError::Failed(format!("{}: no answer within {timeout:?}", path.display())))?
 }
 
 #[cfg(test)]

@@ -21,6 +21,6 @@ pub mod protocol;
 pub mod replies;
 pub mod server;
 
-pub use client::request;
+pub use client::{RequestError, request};
 pub use endpoint::{Listener, bind};
 pub use server::{ServerOptions, SocketError, serve};
