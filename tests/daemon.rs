@@ -25,8 +25,10 @@ fn follow_and_cancel_through_the_daemon_reach_a_real_notification_server() {
     let _daemon = home.daemon(&user.access_token);
 
     let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test\nwith details");
-    let out = home.run(&["follow", "run", &run]);
+    let out = home.run(&["follow", "run", &run, "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).expect("follow --json prints JSON");
+    assert_eq!(said, serde_json::json!({"kind": "run", "id": run, "following": true}));
     cloud.sim().update_run(&run, RunChange::status("succeeded"));
     wait_until("the Run's banner", LIMIT, || !desktop.notifications().is_empty());
     let n = &desktop.notifications()[0];
@@ -51,8 +53,10 @@ fn follow_and_cancel_through_the_daemon_reach_a_real_notification_server() {
 
     // Cancelled through the daemon: the end tells nothing.
     let mine = cloud.sim().create_run(&user.user_id, "Cancel me");
-    let out = home.run(&["cancel", "run", &mine]);
+    let out = home.run(&["cancel", "run", &mine, "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cancel --json prints JSON");
+    assert_eq!(said, serde_json::json!({"kind": "run", "id": mine, "cancelled": true}));
     wait_until("the cancelled Run's follow ends", LIMIT, || {
         home.status()["follows"].as_array().unwrap().iter().any(|f| f["id"] == mine.as_str() && f["endReason"] == "cancelled here")
     });

@@ -145,6 +145,18 @@ fn env_and_socket_path_say_where_the_socket_is() {
     let home = Home::new("http://127.0.0.1:9", "unix:path=/nonexistent");
     let out = home.run(&["socket-path"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), home.socket().display().to_string());
+    let out = home.run(&["socket-path", "--json"]);
+    let said: serde_json::Value = serde_json::from_slice(&out.stdout).expect("socket-path --json prints JSON");
+    assert_eq!(said, serde_json::json!({"socketPath": home.socket().display().to_string()}));
+    // `config get --json`: every key docs/configuration.md names, each with its value.
+    let out = home.run(&["config", "get", "--json"]);
+    let all: serde_json::Value = serde_json::from_slice(&out.stdout).expect("config get --json prints JSON");
+    for key in ["delivery.quiet_hours.windows", "delivery.sound_cooldown", "cloud.api_url", "local.socket_path"] {
+        assert!(all[key].is_string(), "{key} in {all}");
+    }
+    let out = home.run(&["config", "get", "delivery.sound_cooldown", "--json"]);
+    let one: serde_json::Value = serde_json::from_slice(&out.stdout).expect("config get KEY --json prints JSON");
+    assert_eq!(one, serde_json::json!({"delivery.sound_cooldown": all["delivery.sound_cooldown"]}));
     let out = home.run(&["env"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("export CMUX_SOCKET_PATH='{}'", home.socket().display()));
 }

@@ -26,11 +26,24 @@ pub(crate) enum Command {
         kind: ItemKind,
         /// `run_…` or `ho_…` + 20 hex digits.
         id: String,
+        /// As JSON: `{"kind", "id", "following"}`.
+        #[arg(long)]
+        json: bool,
     },
     /// Cancel a Run through the running engine (its end will not notify).
-    Cancel { kind: CancelKind, id: String },
+    Cancel {
+        kind: CancelKind,
+        id: String,
+        /// As JSON: `{"kind", "id", "cancelled"}`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the local socket's path.
-    SocketPath,
+    SocketPath {
+        /// As JSON: `{"socketPath"}`.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the `export CMUX_SOCKET_PATH=…` line for a shell profile.
     Env,
     /// Read or change a delivery setting (applied live by a running engine).
@@ -114,7 +127,12 @@ pub(crate) enum Command {
 #[derive(Subcommand)]
 pub(crate) enum ConfigAction {
     /// Print a key's value in force (`delivery.quiet_hours.windows` …); every key without one.
-    Get { key: Option<String> },
+    Get {
+        key: Option<String>,
+        /// As JSON: an object of each key and its value as the file would hold it.
+        #[arg(long)]
+        json: bool,
+    },
     /// Set a key in the config file (windows: "mon-fri 22:00-07:00; sat,sun 23:00-09:00");
     /// `cloud.api_url`, `cloud.auth_url` and `local.socket_path` too (empty: the default again).
     Set { key: String, value: String },

@@ -14,14 +14,27 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
     use cmux_tray_engine::config;
     use cmux_tray_engine::policy::settings as delivery;
     match action {
-        ConfigAction::Get { key: Some(key) } => {
-            println!("{}", config::get_in_file(&paths.config_file, &key).map_err(|e| anyhow::anyhow!(e))?);
+        ConfigAction::Get { key: Some(key), json } => {
+            let value = config::get_in_file(&paths.config_file, &key).map_err(|e| anyhow::anyhow!(e))?;
+            if json {
+                println!("{}", json!({ key: value }));
+            } else {
+                println!("{value}");
+            }
             Ok(())
         }
-        ConfigAction::Get { key: None } => {
+        ConfigAction::Get { key: None, json: as_json } => {
             let keys = delivery::keys().chain(config::EDITABLE.iter().map(|(k, _)| *k));
+            let mut all = serde_json::Map::new();
             for k in keys {
-                println!("{k} = {}", config::get_in_file(&paths.config_file, k).map_err(|e| anyhow::anyhow!(e))?);
+                let value = config::get_in_file(&paths.config_file, k).map_err(|e| anyhow::anyhow!(e))?;
+                if !as_json {
+                    println!("{k} = {value}");
+                }
+                all.insert(k.to_string(), value.into());
+            }
+            if as_json {
+                println!("{}", serde_json::Value::Object(all));
             }
             Ok(())
         }

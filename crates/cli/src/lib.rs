@@ -90,24 +90,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Daemon => daemon::daemon(&paths).await,
         Command::Status { json } => status::status(&paths, json).await,
-        Command::Follow { kind, id } => {
+        Command::Follow { kind, id, json } => {
             let kind = match kind {
                 ItemKind::Run => RunId::parse(&id).map(|_| "run")?,
                 ItemKind::Handoff => HandoffId::parse(&id).map(|_| "handoff")?,
             };
             engine_request(&paths, "cloud.follow", json!({"kind": kind, "id": id})).await?;
-            println!("following {id}");
-            Ok(())
+            say(json, json!({"kind": kind, "id": id, "following": true}), || format!("following {id}"))
         }
-        Command::Cancel { kind: CancelKind::Run, id } => {
+        Command::Cancel { kind: CancelKind::Run, id, json } => {
             RunId::parse(&id)?;
             engine_request(&paths, "cloud.cancel", json!({"id": id})).await?;
-            println!("cancelled {id}");
-            Ok(())
+            say(json, json!({"kind": "run", "id": id, "cancelled": true}), || format!("cancelled {id}"))
         }
-        Command::SocketPath => {
-            println!("{}", paths.socket().display());
-            Ok(())
+        Command::SocketPath { json } => {
+            let path = paths.socket().display().to_string();
+            say(json, json!({"socketPath": path}), || path.clone())
         }
         Command::Env => {
             let path = paths.socket().display().to_string();
@@ -193,6 +191,16 @@ pub(crate) async fn engine_request_within(
         local::RequestError::NoEngine { .. } => anyhow::Error::new(NoEngine(e)),
         other => anyhow::anyhow!("{other}"),
     })
+}
+
+/// Prints what a command did: `value` as one line of JSON with `--json`, else `text`.
+fn say(json: bool, value: serde_json::Value, text: impl FnOnce() -> String) -> anyhow::Result<()> {
+    if json {
+        println!("{value}");
+    } else {
+        println!("{}", text());
+    }
+    Ok(())
 }
 
 /// A command that needs the running engine found none: its own exit code, so a script can tell
