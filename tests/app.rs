@@ -318,6 +318,25 @@ fn a_refused_refresh_shows_sign_in_again_in_the_tray() {
 }
 
 #[test]
+fn a_problem_is_one_short_line_in_the_menu_with_the_librarys_words_behind_it() {
+    let desktop = DesktopSession::start_with_display();
+    // Nothing listens on port 9 of loopback: the cloud cannot be reached.
+    let home = Home::new("http://127.0.0.1:9", &desktop.address);
+    let _app = start_app(&home, &desktop, "a-token");
+    let item = tray_item(&desktop);
+    wait_until("offline, in the menu", LIMIT, || labels(&desktop, &item).contains(&"⚠ Offline: the cloud cannot be reached".to_string()));
+    let all = labels(&desktop, &item);
+    let why = all.iter().find(|l| l.starts_with("Why: ")).unwrap_or_else(|| panic!("a Why line behind it: {all:?}"));
+    assert!(why.contains("127.0.0.1:9") || why.to_lowercase().contains("connect"), "{why}");
+    // The whole story stays in status.
+    let whole: Vec<String> = home.status()["problems"].as_array().unwrap().iter().filter_map(|p| p.as_str().map(String::from)).collect();
+    assert!(whole.iter().any(|p| p.starts_with("Offline: the cloud cannot be reached (")), "{whole:?}");
+    // No line of the menu runs wider than a menu should (the longest "Why" is cut).
+    let longest = all.iter().map(|l| l.chars().count()).max().unwrap_or_default();
+    assert!(longest <= 170, "a menu line of {longest} characters: {all:?}");
+}
+
+#[test]
 fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
     let desktop = DesktopSession::start_with_display();
     let home = Home::new("http://127.0.0.1:9", &desktop.address);

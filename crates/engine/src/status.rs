@@ -32,6 +32,10 @@ pub struct Status {
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
     pub problems: Vec<String>,
+    /// The same problems, each in one short sentence without a library's words (the tray's
+    /// lines; `problems` is the why).
+    #[serde(default)]
+    pub problem_lines: Vec<String>,
     /// How the cloud is reached: "direct (no proxy is set)", "through http://proxy:3128
     /// (HTTPS_PROXY)". Only the running engine knows it.
     #[serde(default)]
@@ -96,6 +100,27 @@ pub enum Problem {
     Listing {
         said: String,
     },
+}
+
+impl Problem {
+    /// One short sentence in a person's words, without the library's error (the tray's menu);
+    /// `Display` is the whole story (status, the log, the menu's "Why").
+    pub fn headline(&self) -> String {
+        match self {
+            Problem::Offline { .. } => "Offline: the cloud cannot be reached".into(),
+            Problem::NotSaved { .. } => "A banner could not be saved as shown; it is kept in memory".into(),
+            Problem::BannerNotShown { .. } => "A banner could not be shown".into(),
+            Problem::TokenRefused => "The cloud refused the sign-in: sign in again".into(),
+            Problem::SignInNotKept { .. } => "The sign-in could not be saved".into(),
+            Problem::SignInNotRead { .. } => "The saved sign-in could not be read".into(),
+            Problem::SignInNotRemoved { .. } => "The saved sign-in could not be removed".into(),
+            Problem::DeliverySettings { .. } => "The delivery settings were refused; the last good ones stay".into(),
+            Problem::TooManyFollows { .. } => self.to_string(),
+            Problem::FollowNotSaved { .. } => "A follow could not be saved".into(),
+            Problem::AnswerNotSaved { .. } => "An answer could not be saved; it is asked for again".into(),
+            Problem::Unreadable { .. } | Problem::Listing { .. } => "The cloud sent something that could not be read".into(),
+        }
+    }
 }
 
 impl fmt::Display for Problem {

@@ -184,7 +184,14 @@ pub fn entries(v: &TrayView, about: &About) -> Vec<Entry> {
     } else {
         menu.push(action(Action::SignIn, &v.account));
     }
-    menu.extend(v.problems.iter().map(|p| Entry::Disabled(format!("⚠ {p}"))));
+    // A problem is one short line; what the library said is behind it, and whole in the log.
+    menu.extend(v.problems.iter().map(|p| match &p.why {
+        Some(why) => Entry::Sub {
+            label: format!("⚠ {}", p.line),
+            entries: vec![Entry::Disabled(format!("Why: {why}")), action(Action::OpenLogFolder, "Open the log folder")],
+        },
+        None => Entry::Disabled(format!("⚠ {}", p.line)),
+    }));
     menu.extend(v.notes.iter().map(|n| Entry::Disabled(n.clone())));
     menu.push(Entry::Separator);
     let follows = if v.follows.is_empty() {
@@ -261,7 +268,7 @@ pub fn tooltip(v: &TrayView) -> String {
     if v.unread > 0 {
         lines.push(format!("{} unread", v.unread));
     }
-    lines.extend(v.problems.iter().cloned());
+    lines.extend(v.problems.iter().map(|p| p.line.clone()));
     lines.extend(v.notes.iter().cloned());
     lines.join("\n")
 }

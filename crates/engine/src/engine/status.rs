@@ -36,6 +36,7 @@ impl Status {
             follows: store.follows(200)?,
             notices: store.recent_notices(20)?,
             problems,
+            problem_lines: Vec::new(),
             network: None,
         })
     }
@@ -62,6 +63,7 @@ impl Engine {
         }
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.store, problems.iter().map(Problem::to_string).collect())?;
+        status.problem_lines = problems.iter().map(Problem::headline).collect();
         status.network = Some(self.cloud_route());
         let secrets = self.secret_store();
         status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());

@@ -60,11 +60,21 @@ pub struct TrayView {
     pub follows: Vec<MenuFollow>,
     pub notices: Vec<MenuNotice>,
     pub unread: usize,
-    /// One line per problem, for a tooltip or a menu entry.
-    pub problems: Vec<String>,
+    /// One short line per problem, with why when there is more to say.
+    pub problems: Vec<MenuProblem>,
     /// Lines worth saying that are no problem (the sign-in kept in a file, not the keyring).
     pub notes: Vec<String>,
 }
+
+/// A problem as the menu says it: a short line, and why (the library's words, cut) behind it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MenuProblem {
+    pub line: String,
+    pub why: Option<String>,
+}
+
+/// The longest "why" a menu shows (the whole is in `status` and the log).
+pub const MENU_WHY: usize = 160;
 
 /// How many follows and notices a menu lists at most (the rest are in the history window).
 pub const MENU_FOLLOWS: usize = 8;
@@ -116,8 +126,11 @@ pub fn tray_view(status: &Status) -> TrayView {
             key: n.key.clone(),
         })
         .collect();
-    let mut problems: Vec<String> = account_problem.into_iter().collect();
-    problems.extend(status.problems.iter().cloned());
+    let mut problems: Vec<MenuProblem> = account_problem.into_iter().map(|line| MenuProblem { line, why: None }).collect();
+    problems.extend(status.problems.iter().enumerate().map(|(i, whole)| match status.problem_lines.get(i) {
+        Some(line) if line != whole => MenuProblem { line: line.clone(), why: Some(crate::text::cut(whole, MENU_WHY)) },
+        _ => MenuProblem { line: whole.clone(), why: None },
+    }));
     let icon = if !problems.is_empty() {
         Icon::Problem
     } else if !signed_in && follows.is_empty() {
