@@ -808,6 +808,26 @@ fn the_app_says_why_it_cannot_start_in_the_terminal_and_a_dialog_and_exits_non_z
 }
 
 #[test]
+fn without_a_desktop_session_each_program_says_what_it_needs_and_exits() {
+    let home = Home::new("http://127.0.0.1:9", "unix:path=/nonexistent");
+    // The tray: no D-Bus session bus to show the tray on (an ssh session).
+    let out = home.program(&bin("cmux-tray-app"), &["--hidden"]).env_remove("DISPLAY").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("no desktop session to show the tray in") && said.contains("`cmux-tray daemon` runs the engine without a tray"),
+        "{said}"
+    );
+    assert!(!said.contains("panicked"), "{said}");
+    // The windows: no display to draw on.
+    let out = home.program(&bin("cmux-tray-windows"), &["--open", "history"]).env_remove("DISPLAY").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no display to draw a window on") && !said.contains("panicked"), "{said}");
+    assert!(home.pids_of("cmux-tray-app").is_empty() && home.pids_of("cmux-tray-windows").is_empty());
+}
+
+#[test]
 fn the_idle_tray_maps_no_web_engine_no_toolkit_and_no_opengl_and_passes_no_switch_on() {
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
     let dumped = home.register_cmux_env_recorder();

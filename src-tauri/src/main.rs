@@ -136,6 +136,13 @@ fn main() {
         cannot_start_dialog(why);
         return;
     }
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        eprintln!(
+            "cmux-tray-windows: no display to draw a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); in a terminal, `cmux-tray status` shows the same"
+        );
+        std::process::exit(1);
+    }
     let channel = match args.channel.clone().map(Ok).unwrap_or_else(|| Paths::from_env().map(|p| p.channel())) {
         Ok(path) => path,
         Err(e) => {

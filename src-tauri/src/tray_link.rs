@@ -45,12 +45,12 @@ impl TrayLink {
                     anyhow::anyhow!("no tray answers at {} and cmux-tray-app is not installed beside this program", path.display())
                 })?;
                 tracing::info!("no tray runs: starting {}", tray.display());
-                std::process::Command::new(&tray)
-                    .arg("--hidden")
-                    .env_clear()
-                    .envs(environment)
-                    .stdin(std::process::Stdio::null())
-                    .spawn()?;
+                let mut command = std::process::Command::new(&tray);
+                command.arg("--hidden").env_clear().envs(environment).stdin(std::process::Stdio::null());
+                // A group of its own: a terminal's Ctrl-C to these windows leaves the tray running.
+                #[cfg(unix)]
+                std::os::unix::process::CommandExt::process_group(&mut command, 0);
+                let mut started_tray = command.spawn()?;
                 let started = Instant::now();
                 loop {
                     match endpoint::connect(path).await {
@@ -58,7 +58,14 @@ impl TrayLink {
                         Err(e) if started.elapsed() > TRAY_START => {
                             anyhow::bail!("the tray did not answer at {} within {TRAY_START:?}: {e}", path.display())
                         }
-                        Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                        // A tray that could not start has said why (its stderr, the log); one that
+                        // found another starting handed over and ended well, and that one answers.
+                        Err(_) => match started_tray.try_wait()? {
+                            Some(status) if !status.success() => {
+                                anyhow::bail!("the tray it started ended ({status}) without answering at {}", path.display())
+                            }
+                            _ => tokio::time::sleep(Duration::from_millis(50)).await,
+                        },
                     }
                 }
             }

@@ -287,7 +287,9 @@ pub fn run(runtime: tokio::runtime::Runtime, app: Arc<App>, stop: impl FnOnce(&t
         }
         stop(&runtime);
         if let Err(e) = published {
-            crate::cannot_start(&format!("the tray: {e:#}"));
+            crate::cannot_start(&format!(
+                "no desktop session to show the tray in (its D-Bus session bus: {e:#}); `cmux-tray daemon` runs the engine without a tray"
+            ));
         }
     }
     #[cfg(any(target_os = "macos", windows))]
