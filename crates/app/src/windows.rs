@@ -125,6 +125,19 @@ impl Windows {
     }
 }
 
+/// Opens a notice as a click on its banner does (its terminal, a link, its card); one that is
+/// gone opens the history. Off the caller's thread.
+pub fn open_notice(app: &std::sync::Arc<App>, key: String) {
+    let app = app.clone();
+    app.clone().spawn(async move {
+        match app.engine.open_notice(&key).await {
+            Ok(true) => {}
+            Ok(false) => app.windows.open(&app, Page::History, None),
+            Err(e) => tracing::warn!("opening notice {key}: {e}"),
+        }
+    })
+}
+
 /// Shows what an item is (`run:<id>`, `handoff:<id>`): its card in the history, else the history.
 pub fn open_item(app: &App, item: &str) {
     app.windows.open(app, Page::History, card_of(item));

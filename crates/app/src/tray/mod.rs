@@ -99,16 +99,7 @@ impl Action {
                     }
                 })
             }
-            Action::OpenNotice(key) => {
-                let app = app.clone();
-                app.clone().spawn(async move {
-                    match engine.open_notice(&key).await {
-                        Ok(true) => {}
-                        Ok(false) => app.windows.open(&app, Page::History, None), // gone: the history
-                        Err(e) => tracing::warn!("opening notice {key}: {e}"),
-                    }
-                })
-            }
+            Action::OpenNotice(key) => crate::windows::open_notice(app, key),
             Action::ChooseTeam(team) => app.spawn(async move {
                 let chosen = match cmux_tray_engine::cloud::TeamId::parse(&team) {
                     Ok(id) => engine.choose_team(id).await.map_err(|e| e.to_string()),
