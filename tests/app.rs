@@ -336,6 +336,59 @@ fn a_problem_is_one_short_line_in_the_menu_with_the_librarys_words_behind_it() {
     assert!(longest <= 170, "a menu line of {longest} characters: {all:?}");
 }
 
+/// A release feed on loopback: `{"version": …}` to every request, as docs/configuration.md
+/// ("Updates") describes it.
+fn serve_feed(version: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = asked.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/cmux-tray.json", listener.local_addr().unwrap());
+    let body = serde_json::json!({ "version": version }).to_string();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    (url, asked)
+}
+
+#[test]
+fn a_newer_version_in_the_release_feed_is_said_in_the_menu_and_status() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let (feed, _) = serve_feed("9.9.9");
+    let set = home.run(&["config", "set", "updates.feed", &feed]);
+    assert!(set.status.success(), "{set:?}");
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    wait_until("the update line", LIMIT, || labels(&desktop, &item).contains(&"Version 9.9.9 is available".to_string()));
+    assert_eq!(home.status()["updateAvailable"], "9.9.9");
+    // The feed must be https (or on loopback): anything else is refused where it is set.
+    let refused = home.run(&["config", "set", "updates.feed", "http://releases.example.com/cmux-tray.json"]);
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("updates.feed"), "{refused:?}");
+}
+
+#[test]
+fn a_feed_that_offers_this_version_says_nothing() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let (feed, asked) = serve_feed(env!("CARGO_PKG_VERSION"));
+    assert!(home.run(&["config", "set", "updates.feed", &feed]).status.success());
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    wait_until("the feed asked", LIMIT, || asked.load(std::sync::atomic::Ordering::SeqCst) >= 1);
+    // Its answer redraws the menu at once when it says something: as long as a notice takes, and more.
+    std::thread::sleep(NOTHING_MORE);
+    assert!(!labels(&desktop, &item).iter().any(|l| l.ends_with(" is available")), "{:?}", labels(&desktop, &item));
+    assert!(home.status()["updateAvailable"].is_null());
+}
+
 #[test]
 fn the_demo_shows_the_whole_loop_within_a_minute_without_an_account() {
     let desktop = DesktopSession::start_with_display();

@@ -36,6 +36,9 @@ pub struct Status {
     /// lines; `problems` is the why).
     #[serde(default)]
     pub problem_lines: Vec<String>,
+    /// A newer version the release feed said (docs/configuration.md, "Updates").
+    #[serde(default)]
+    pub update_available: Option<String>,
     /// How the cloud is reached: "direct (no proxy is set)", "through http://proxy:3128
     /// (HTTPS_PROXY)". Only the running engine knows it.
     #[serde(default)]

@@ -58,6 +58,8 @@ impl Host {
         let mut opts = EngineOptions::new(&settings.api_url, &settings.auth_url, paths.database(), desktop);
         opts.config_file = Some(paths.config_file.clone());
         opts.network = settings.network();
+        // Checked when the settings were read: an https URL, or http on loopback.
+        opts.update_feed = settings.update_feed.as_deref().and_then(|u| url::Url::parse(u).ok());
         if let Some(retry) = settings.desktop_retry {
             opts.desktop_retry = retry;
         }

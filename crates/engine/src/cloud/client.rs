@@ -306,6 +306,13 @@ impl CloudClient {
         parse("who am I", body)
     }
 
+    /// The release feed (docs/configuration.md, "Updates"): the newest version out. Through the
+    /// same proxy and TLS as the cloud; no credentials are sent.
+    pub async fn release(&self, feed: &Url) -> Result<super::types::Release, CloudError> {
+        let body = self.call(Method::GET, feed.clone(), None, None, CALL_TIMEOUT, SNAPSHOT_CAP, "the release feed").await?;
+        parse("the release feed", body)
+    }
+
     /// `GET /v1/me` within [`LOOK_TIMEOUT`]: whether the cloud answers at all (the follower's
     /// scout while it seems unreachable).
     pub async fn look(&self, cred: &Credentials) -> Result<(), CloudError> {

@@ -16,4 +16,4 @@ mod waits;
 pub use client::{CloudClient, Credentials, HANDOFF_HOLD, Listing, Network, RUN_HOLD};
 pub use error::CloudError;
 pub use ids::{BadId, HandoffId, RunId, TeamId};
-pub use types::{Handoff, HandoffState, HandoffStatus, Me, Outcome, Receipt, Run, RunStatus, Team};
+pub use types::{Handoff, HandoffState, HandoffStatus, Me, Outcome, Receipt, Release, Run, RunStatus, Team};

@@ -149,6 +149,13 @@ pub struct Team {
     pub kind: String,
 }
 
+/// What a release feed says (docs/configuration.md, "Updates").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Release {
+    /// The newest version out: numbers and dots, as `0.2.0`.
+    pub version: String,
+}
+
 /// Who the signed-in account is (`GET /v1/me`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -18,6 +18,7 @@ pub const EDITABLE: &[(&str, &str)] = &[
     ("cloud.auth_url", "the sign-in origin"),
     ("cloud.proxy", "the proxy to the cloud (http://host:port, socks5://host:port), or none; empty: the environment's"),
     ("local.socket_path", "where the local socket lives (an absolute path)"),
+    ("updates.feed", "a release feed asked once a day for a newer version (an https URL); empty: no check"),
 ];
 
 /// The value in force for `key`: a `[delivery]` key, or one of [`EDITABLE`] (as the file says,
@@ -36,6 +37,7 @@ pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
         "cloud.auth_url" => Ok(s.auth_url),
         "cloud.proxy" => Ok(proxy_in_file(&text)),
         "local.socket_path" => Ok(s.socket_path.map(|p| p.display().to_string()).unwrap_or_default()),
+        "updates.feed" => Ok(s.update_feed.unwrap_or_default()),
         _ => Err(unknown(key)),
     }
 }

@@ -109,6 +109,8 @@ pub struct Settings {
     /// `CMUX_TRAY_KEYRING_PROBE_MS`: how long the keyring may take to answer at start before
     /// the start says it is still asking, when not the host's 5 s (the test rig's, as above).
     pub keyring_probe: Option<std::time::Duration>,
+    /// `[updates] feed`: the release feed asked for a newer version; none: no check.
+    pub update_feed: Option<String>,
     /// Unknown keys and other things worth a warning.
     pub warnings: Vec<String>,
 }
@@ -169,7 +171,8 @@ impl Settings {
     }
 
     fn check_urls(&self, where_: &str) -> Result<(), ConfigError> {
-        for (key, url) in [("cloud.api_url", &self.api_url), ("cloud.auth_url", &self.auth_url)] {
+        let feed = self.update_feed.iter().map(|url| ("updates.feed", url));
+        for (key, url) in [("cloud.api_url", &self.api_url), ("cloud.auth_url", &self.auth_url)].into_iter().chain(feed) {
             crate::cloud::client::checked_origin("URL", url).map_err(|e| ConfigError::Value {
                 where_: where_.into(),
                 key: key.into(),
@@ -228,6 +231,22 @@ impl Settings {
                         }
                     }
                 }
+                ("updates", toml::Value::Table(updates)) => {
+                    for (key, v) in updates {
+                        match (key.as_str(), v) {
+                            ("feed", toml::Value::String(url)) => self.update_feed = Some(url.trim().to_string()).filter(|u| !u.is_empty()),
+                            ("feed", other) => {
+                                return Err(ConfigError::Value {
+                                    where_: where_.clone(),
+                                    key: "updates.feed".into(),
+                                    value: other.to_string(),
+                                    allowed: "expected an https URL".into(),
+                                });
+                            }
+                            (other, _) => self.warnings.push(format!("{where_}: unknown key updates.{other} (ignored)")),
+                        }
+                    }
+                }
                 // Sections other modules own ([notify] is the client's) are read there.
                 ("notify" | "delivery", _) => {}
                 (other, _) => self.warnings.push(format!("{where_}: unknown section or key {other} (ignored)")),
@@ -251,6 +270,7 @@ impl Default for Settings {
             socket_path: None,
             desktop_retry: None,
             keyring_probe: None,
+            update_feed: None,
             warnings: Vec::new(),
         }
     }

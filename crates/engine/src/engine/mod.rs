@@ -50,6 +50,7 @@ mod settings;
 mod settle;
 mod sign_in;
 mod status;
+mod updates;
 mod views;
 
 pub use crate::status::Status;
@@ -98,6 +99,8 @@ pub struct EngineOptions {
     pub terminals: Arc<dyn crate::terminal::Terminals>,
     /// When no notification server answers, untold notices are tried again this often.
     pub desktop_retry: std::time::Duration,
+    /// The release feed asked for a newer version (docs/configuration.md, "Updates"); none: no check.
+    pub update_feed: Option<url::Url>,
 }
 
 impl EngineOptions {
@@ -114,6 +117,7 @@ impl EngineOptions {
             config_file: None,
             secrets: None,
             desktop_retry: deliver::DESKTOP_RETRY,
+            update_feed: None,
             terminals: Arc::new(crate::terminal::System),
         }
     }
@@ -163,6 +167,7 @@ struct Inner {
     looking: focus::Looking,
     account: account::AccountState,
     health: status::Health,
+    updates: updates::Updates,
     terminals: Arc<dyn crate::terminal::Terminals>,
     clock: Clock,
     /// The delivery policy's settings, and where they come from.
@@ -221,6 +226,7 @@ impl Engine {
                     restore_began: Default::default(),
                 },
                 health: status::Health { problems: Mutex::new(Vec::new()), offline: tokio::sync::watch::Sender::new(None) },
+                updates: updates::Updates { feed: opts.update_feed, newer: Mutex::new(None) },
                 terminals: opts.terminals,
                 clock: opts.clock,
                 delivery: settings::DeliveryCell::new(opts.config_file.clone()),
@@ -235,6 +241,7 @@ impl Engine {
         engine.spawn_follower_events(follower_rx);
         engine.spawn_sweeper();
         engine.spawn_desktop_events();
+        engine.spawn_update_check();
         Ok(engine)
     }
 

@@ -37,6 +37,7 @@ impl Status {
             notices: store.recent_notices(20)?,
             problems,
             problem_lines: Vec::new(),
+            update_available: None,
             network: None,
         })
     }
@@ -64,6 +65,7 @@ impl Engine {
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.store, problems.iter().map(Problem::to_string).collect())?;
         status.problem_lines = problems.iter().map(Problem::headline).collect();
+        status.update_available = self.update_available();
         status.network = Some(self.cloud_route());
         let secrets = self.secret_store();
         status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());

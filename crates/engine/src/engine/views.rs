@@ -57,7 +57,9 @@ impl Engine {
         let tz = self.time_zone(&settings);
         let system = jiff::tz::TimeZone::try_system().ok().and_then(|z| z.iana_name().map(String::from)).unwrap_or_else(|| "UTC".into());
         let now = jiff::Timestamp::from_millisecond(self.inner.clock.now_ms()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-        crate::view::settings::settings_view(&settings, self.paused(), now, &tz, &system)
+        let mut view = crate::view::settings::settings_view(&settings, self.paused(), now, &tz, &system);
+        view.update = self.update_available().map(|v| crate::view::tray::available(&v));
+        view
     }
 
     /// Where the signed-in account's sign-in is kept, in a sentence with its "Why?": the secret

@@ -98,6 +98,8 @@ pub struct SettingsView {
     pub pause: PauseView,
     /// The editor's day toggles, Monday first: (short, full name).
     pub days: [(&'static str, &'static str); 7],
+    /// "Version X is available", when the release feed said so (the engine fills it).
+    pub update: Option<String>,
 }
 
 const DAYS: [(&str, &str); 7] = [
@@ -231,6 +233,7 @@ pub fn settings_view(s: &DeliverySettings, pause: Option<Pause>, now: Timestamp,
         },
         pause: pause_line(pause, now, tz),
         days: DAYS,
+        update: None,
     }
 }
 

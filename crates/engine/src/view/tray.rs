@@ -66,6 +66,11 @@ pub struct TrayView {
     pub notes: Vec<String>,
 }
 
+/// The line that says a newer version is out (docs/configuration.md, "Updates").
+pub fn available(version: &str) -> String {
+    format!("Version {version} is available")
+}
+
 /// A problem as the menu says it: a short line, and why (the library's words, cut) behind it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MenuProblem {
@@ -144,7 +149,7 @@ pub fn tray_view(status: &Status) -> TrayView {
     } else {
         Icon::Idle
     };
-    let notes = status.sign_in_note.iter().cloned().collect();
+    let notes = status.sign_in_note.iter().cloned().chain(status.update_available.as_ref().map(|v| available(v))).collect();
     TrayView { icon, account, signed_in, teams, paused: status.paused.clone(), follows, notices, unread, problems, notes }
 }
 

@@ -1,0 +1,98 @@
+//! Whether a newer version is out (docs/configuration.md, "Updates"): the release feed that
+//! `[updates] feed` names, asked at start and then once a day. Linux packages update through the
+//! package manager, so this only says so: a line in the tray's menu, in settings and in `status`.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::Engine;
+use crate::lock::Locked;
+
+/// How often the feed is asked again.
+const EVERY: Duration = Duration::from_secs(24 * 3600);
+
+/// The feed, and the newer version it last said.
+pub(super) struct Updates {
+    pub(super) feed: Option<url::Url>,
+    pub(super) newer: Mutex<Option<String>>,
+}
+
+/// Whether `offered` is a later version than `current`: each a few numbers with dots (`0.2.0`);
+/// anything else is refused by name.
+pub fn is_newer(current: &str, offered: &str) -> Result<bool, String> {
+    let numbers = |v: &str| -> Result<Vec<u64>, String> {
+        let parts: Result<Vec<u64>, _> = v.trim().split('.').map(str::parse).collect();
+        parts.ok().filter(|p| !p.is_empty() && p.len() <= 4).ok_or_else(|| format!("{v:?} is not a version (numbers and dots, as 0.2.0)"))
+    };
+    let (mut a, mut b) = (numbers(current)?, numbers(offered)?);
+    let len = a.len().max(b.len());
+    a.resize(len, 0);
+    b.resize(len, 0);
+    Ok(b > a)
+}
+
+impl Engine {
+    /// Asks the feed now and once a day, while the engine runs.
+    pub(super) fn spawn_update_check(&self) {
+        let Some(feed) = self.inner.updates.feed.clone() else { return };
+        let this = self.clone();
+        self.inner.tracker.spawn(async move {
+            loop {
+                this.check_for_update(&feed).await;
+                tokio::select! {
+                    _ = this.inner.shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(EVERY) => {}
+                }
+            }
+        });
+    }
+
+    async fn check_for_update(&self, feed: &url::Url) {
+        let said = match self.inner.cloud.release(feed).await {
+            Ok(release) => is_newer(env!("CARGO_PKG_VERSION"), &release.version).map(|newer| newer.then_some(release.version)),
+            Err(e) => Err(e.to_string()),
+        };
+        match said {
+            Ok(newer) => {
+                let changed = *self.inner.updates.newer.locked() != newer;
+                if let Some(v) = &newer {
+                    tracing::info!(version = %v, "a newer version is out");
+                }
+                *self.inner.updates.newer.locked() = newer;
+                if changed {
+                    self.changed();
+                }
+            }
+            // Said in the log only: a feed that cannot be read is no reason to alarm anyone.
+            Err(why) => tracing::info!("the release feed {feed}: {why}"),
+        }
+    }
+
+    /// The newer version the feed said, if any.
+    pub fn update_available(&self) -> Option<String> {
+        self.inner.updates.newer.locked().clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_newer;
+
+    #[test]
+    fn versions_are_compared_as_numbers() {
+        for (current, offered, newer) in [
+            ("0.1.0", "0.2.0", true),
+            ("0.1.0", "0.1.0", false),
+            ("0.10.0", "0.9.9", false),
+            ("0.1.0", "0.1.0.1", true),
+            ("1.0", "1.0.0", false),
+            ("0.1.9", "0.1.10", true),
+        ] {
+            assert_eq!(is_newer(current, offered), Ok(newer), "{current} → {offered}");
+        }
+        for bad in ["", "v0.2.0", "0.2.0-beta", "latest", "1.2.3.4.5"] {
+            let e = is_newer("0.1.0", bad).unwrap_err();
+            assert!(e.contains(&format!("{bad:?}")), "{e}");
+        }
+    }
+}
