@@ -65,7 +65,7 @@ async fn connection(app: Arc<App>, stream: local::endpoint::ServerStream, id: u6
         match channel::read::<ToTray>(&mut reader).await {
             Ok(Some(ToTray::Launched { argv })) => crate::links::launched(&app, &argv),
             Ok(Some(ToTray::Attach { page, query })) => {
-                let chosen = app.windows.attach(&app, id, send.clone(), page, query);
+                let chosen = app.windows.attach(id, send.clone(), page, query);
                 let _ = send.send(FromTray::Attached { chosen });
             }
             Ok(Some(ToTray::Detach)) => {

@@ -79,7 +79,7 @@ impl Windows {
 
     /// A windows process attached: it becomes the one in use, unless one is already (which is
     /// then shown the page; the newcomer ends). Returns whether it was chosen.
-    pub fn attach(&self, _app: &App, id: u64, send: UnboundedSender<FromTray>, page: Page, query: Option<String>) -> bool {
+    pub fn attach(&self, id: u64, send: UnboundedSender<FromTray>, page: Page, query: Option<String>) -> bool {
         let mut state = self.state.locked();
         if let Some((_, current)) = &state.attached
             && current.send(FromTray::Open { page, query }).is_ok()
