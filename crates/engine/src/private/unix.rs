@@ -4,16 +4,20 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::Path;
 
 /// Sets the process's umask to 077 and returns the one it had.
+// `mode_t` is 16 bits on macOS, 32 on Linux: kept as u32 on every platform.
+#[allow(clippy::useless_conversion)]
 pub(super) fn private_umask() -> u32 {
-    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077)).bits()
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077)).bits().into()
 }
 
 /// Gives `command` the person's own umask when it starts.
+#[allow(clippy::unnecessary_cast)] // to macOS's 16-bit `mode_t`
 pub(super) fn with_umask(command: &mut tokio::process::Command, umask: u32) {
     // SAFETY: umask(2) is async-signal-safe, and the closure touches nothing else.
     unsafe {
         command.pre_exec(move || {
-            rustix::process::umask(rustix::fs::Mode::from_raw_mode(umask));
+            // Every mode bit fits the narrowest `mode_t`: the umask was read from one.
+            rustix::process::umask(rustix::fs::Mode::from_raw_mode(umask as rustix::fs::RawMode));
             Ok(())
         });
     }
