@@ -10,7 +10,7 @@
 //! - [`policy`]: whether and how a notice becomes a banner (switches, pause, quiet hours, focus,
 //!   bursts, sound), as pure decisions.
 //! - [`desktop`]: post, replace and withdraw banners; hear clicks (freedesktop D-Bus on Linux,
-//!   notify-rust on Windows and macOS).
+//!   banners the app names on Windows and macOS).
 //! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands (a
 //!   Unix socket, or a named pipe on Windows: `local::endpoint`).
 //! - [`channel`]: the app's private channel between its tray process (which holds the engine)

@@ -63,6 +63,10 @@ pub enum Problem {
         title: String,
         why: String,
     },
+    /// The person has turned the app's banners off in the system's settings: they wait.
+    BannersOff {
+        why: String,
+    },
     /// The cloud refused the access token.
     TokenRefused,
     /// The refresh token could not be saved, read or removed where it is kept.
@@ -113,6 +117,7 @@ impl Problem {
             Problem::Offline { .. } => "Offline: the cloud cannot be reached".into(),
             Problem::NotSaved { .. } => "A banner could not be saved as shown; it is kept in memory".into(),
             Problem::BannerNotShown { .. } => "A banner could not be shown".into(),
+            Problem::BannersOff { .. } => "Banners are turned off for cmux-tray".into(),
             Problem::TokenRefused => "The cloud refused the sign-in: sign in again".into(),
             Problem::SignInNotKept { .. } => "The sign-in could not be saved".into(),
             Problem::SignInNotRead { .. } => "The saved sign-in could not be read".into(),
@@ -132,6 +137,7 @@ impl fmt::Display for Problem {
             Problem::Offline { why } => write!(f, "Offline: the cloud cannot be reached ({why})"),
             Problem::NotSaved { path, why } => write!(f, "Could not save to {path}: {why}"),
             Problem::BannerNotShown { title, why } => write!(f, "A banner could not be shown (\"{title}\"): {why}"),
+            Problem::BannersOff { why } => write!(f, "{why}; notices wait in the history until then"),
             Problem::TokenRefused => f.write_str("The cloud refused the access token: sign in again."),
             Problem::SignInNotKept { why } => write!(f, "the sign-in could not be kept: {why}"),
             Problem::SignInNotRead { why } => write!(f, "the saved sign-in could not be read: {why}"),

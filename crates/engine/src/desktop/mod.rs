@@ -3,17 +3,16 @@
 //! The trait is what the engine needs of a notification server; [`system`] gives the platform's.
 //! On Linux and the BSDs the freedesktop implementation holds one D-Bus connection for every
 //! post and every click (see its module for why it talks zbus directly); on Windows and macOS
-//! the native one posts toasts (Windows) and through notify-rust (macOS). The recording one
-//! keeps banners in memory for unit tests. Never decides whether a banner should show: that is the delivery policy's job.
+//! [`named`] gives each banner a name of the app's own (a toast's tag, a request's identifier).
+//! The recording one keeps banners in memory for unit tests. Never decides whether a banner
+//! should show: that is the delivery policy's job.
 
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod freedesktop;
-pub mod listeners;
-#[cfg(any(target_os = "windows", target_os = "macos"))]
-pub mod native;
+pub mod named;
 
-/// Whether the process can hear a banner's click where that takes the main run loop (macOS):
-/// the app runs one, the headless daemon does not.
+/// Whether the process hears banners' clicks: the app does; the headless daemon, which has no
+/// window to bring forward, does not (on macOS it has no app bundle to hear them with).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Hearing {
     Clicks,
@@ -26,10 +25,17 @@ pub fn system(app_name: &str, _hearing: Hearing) -> std::sync::Arc<dyn Desktop> 
     std::sync::Arc::new(freedesktop::Freedesktop::new(app_name))
 }
 
-/// The platform's notification server, for an app called `app_name`.
-#[cfg(any(target_os = "windows", target_os = "macos"))]
-pub fn system(app_name: &str, hearing: Hearing) -> std::sync::Arc<dyn Desktop> {
-    std::sync::Arc::new(native::Native::new(app_name, hearing))
+/// The platform's toasts, under the AppUserModelID [`APP_ID`](crate::config::APP_ID).
+#[cfg(target_os = "windows")]
+pub fn system(_app_name: &str, hearing: Hearing) -> std::sync::Arc<dyn Desktop> {
+    std::sync::Arc::new(named::Named::new(named::toasts::Toasts::new(named::windows::WinRt::new(hearing))))
+}
+
+/// The platform's notification centre, for the app bundle this process runs from.
+#[cfg(target_os = "macos")]
+pub fn system(_app_name: &str, hearing: Hearing) -> std::sync::Arc<dyn Desktop> {
+    let centre = named::macos::Centre::new(hearing);
+    std::sync::Arc::new(named::Named::new(named::user_notifications::UserNotifications::new(centre)))
 }
 
 use std::sync::Mutex;
@@ -81,6 +87,10 @@ pub enum DesktopError {
     /// The server (or the bus) refused this banner: its problem alone, the others go on.
     #[error("the notification server refused the banner: {0}")]
     Refused(String),
+    /// The person has turned the app's banners off (macOS, Windows): every banner waits, said in
+    /// the tray and in settings, and goes out when they are turned on.
+    #[error("{0}")]
+    Denied(String),
 }
 
 /// A notification server.

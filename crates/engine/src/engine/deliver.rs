@@ -72,6 +72,8 @@ enum DeliverError {
     Store(#[from] StoreError),
     #[error("no notification server answered: {0}")]
     NoServer(String),
+    #[error("banners are turned off: {0}")]
+    BannersOff(String),
     /// The banner is up but not saved as told: it is remembered in memory, never posted twice.
     #[error("banner {banner} is shown but could not be saved as told: {why}")]
     ShownNotSaved { banner: u32, why: StoreError },
@@ -326,10 +328,15 @@ impl Engine {
                 match self.inner.desktop.post(&banner).await {
                     Ok(id) => id,
                     Err(DesktopError::Unavailable(why)) => return Err(DeliverError::NoServer(why)),
+                    Err(DesktopError::Denied(why)) => {
+                        self.set_banners_off(Some(why.clone()));
+                        return Err(DeliverError::BannersOff(why));
+                    }
                     Err(DesktopError::Refused(why)) => return self.refused(n, &why).await,
                 }
             }
         };
+        self.set_banners_off(None);
         self.inner.delivering.tries.locked().remove(&n.key);
         // Known in memory before it is saved: a click that comes while the mark is being written
         // finds its notice (engine/click.rs), and a failed save never posts it again.

@@ -225,7 +225,11 @@ impl Engine {
                     secret_writes: Default::default(),
                     restore_began: Default::default(),
                 },
-                health: status::Health { problems: Mutex::new(Vec::new()), offline: tokio::sync::watch::Sender::new(None) },
+                health: status::Health {
+                    problems: Mutex::new(Vec::new()),
+                    offline: tokio::sync::watch::Sender::new(None),
+                    banners_off: Mutex::new(None),
+                },
                 updates: updates::Updates { feed: opts.update_feed, newer: Mutex::new(None) },
                 terminals: opts.terminals,
                 clock: opts.clock,

@@ -49,12 +49,15 @@ pub(super) struct Health {
     pub(super) problems: std::sync::Mutex<Vec<(i64, Problem)>>,
     /// Why the cloud cannot be reached, while it cannot (the tray's "offline").
     pub(super) offline: tokio::sync::watch::Sender<Option<String>>,
+    /// Why banners wait, while the person has turned them off (macOS, Windows).
+    pub(super) banners_off: std::sync::Mutex<Option<String>>,
 }
 
 impl Engine {
     pub fn status(&self) -> Result<Status, EngineError> {
         let offline = self.inner.health.offline.borrow().clone();
         let mut problems: Vec<Problem> = offline.map(|why| Problem::Offline { why }).into_iter().collect();
+        problems.extend(self.banners_off().map(|why| Problem::BannersOff { why }));
         {
             // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
             let since = self.inner.clock.now_ms() - PROBLEM_SHOWN_MS;
@@ -116,6 +119,24 @@ impl Engine {
         if changed {
             self.changed();
         }
+    }
+
+    /// The person has turned banners off (`Some(why)`), or a banner went out again.
+    pub(super) fn set_banners_off(&self, why: Option<String>) {
+        let changed = {
+            let mut off = self.inner.health.banners_off.locked();
+            let changed = *off != why;
+            *off = why;
+            changed
+        };
+        if changed {
+            self.changed();
+        }
+    }
+
+    /// Why banners wait, while the person has turned them off.
+    pub fn banners_off(&self) -> Option<String> {
+        self.inner.health.banners_off.locked().clone()
     }
 
     pub(super) fn spawn_follower_events(&self, events: mpsc::UnboundedReceiver<FollowerEvent>) {

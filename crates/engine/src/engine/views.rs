@@ -59,6 +59,7 @@ impl Engine {
         let now = jiff::Timestamp::from_millisecond(self.inner.clock.now_ms()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
         let mut view = crate::view::settings::settings_view(&settings, self.paused(), now, &tz, &system);
         view.update = self.update_available().map(|v| crate::view::tray::available(&v));
+        view.banners_off = self.banners_off();
         view
     }
 

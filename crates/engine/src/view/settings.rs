@@ -100,6 +100,9 @@ pub struct SettingsView {
     pub days: [(&'static str, &'static str); 7],
     /// "Version X is available", when the release feed said so (the engine fills it).
     pub update: Option<String>,
+    /// Why banners wait, while the person has turned them off in the system's settings (the
+    /// engine fills it).
+    pub banners_off: Option<String>,
 }
 
 const DAYS: [(&str, &str); 7] = [
@@ -234,6 +237,7 @@ pub fn settings_view(s: &DeliverySettings, pause: Option<Pause>, now: Timestamp,
         pause: pause_line(pause, now, tz),
         days: DAYS,
         update: None,
+        banners_off: None,
     }
 }
 
