@@ -215,7 +215,8 @@ fn a_crash_leaves_its_backtrace_in_the_log_and_the_next_start_says_so_once() {
     let logs = home.dir.path().join("state/cmux-tray/logs");
     let log: String = std::fs::read_dir(&logs).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
     assert!(log.contains("panicked") && log.contains("a deliberate panic (CMUX_TRAY_TEST_PANIC)"), "{log}");
-    assert!(log.contains("stack backtrace:") && log.contains("cmux_tray_app::main"), "the backtrace is in the log: {log}");
+    // The frame of the panic, by its file (how a frame's function is named varies with the build).
+    assert!(log.contains("stack backtrace:") && log.contains("crates/app/src/main.rs:"), "the backtrace is in the log: {log}");
     drop(crashed);
 
     // The next start says it, once, with where the log is.
@@ -792,11 +793,17 @@ fn the_tray_in_a_visible_tray_bar_opens_its_menu_on_a_real_click() {
     // window on screen (GTK maps small helper windows off it too).
     let open_menu = || -> Vec<i64> {
         let shown = ids();
-        desktop.xdotool(&["mousemove", "16", "16", "click", "3"]);
         let mut menu = Vec::new();
+        let mut clicked: Option<std::time::Instant> = None;
         // Settled: the same place and size twice in a row (GTK sizes and places it after mapping).
         wait_until("the menu open", LIMIT, || {
             let seen = ids().into_iter().filter(|w| !shown.contains(w)).map(|w| geometry(&w)).find(|g| g[0] >= 0 && g[2] > 50);
+            // The bar may draw the icon a while after the item registered (on a fresh machine
+            // its first start builds caches): a click that opened nothing in 3 s is made again.
+            if seen.is_none() && clicked.is_none_or(|at| at.elapsed() > Duration::from_secs(3)) {
+                desktop.xdotool(&["mousemove", "16", "16", "click", "3"]);
+                clicked = Some(std::time::Instant::now());
+            }
             let settled = seen.as_ref().is_some_and(|g| *g == menu);
             menu = seen.unwrap_or_default();
             std::thread::sleep(Duration::from_millis(100));
