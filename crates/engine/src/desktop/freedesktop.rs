@@ -27,7 +27,7 @@ use zbus::Variant as Value;
 
 use futures_util::future::BoxFuture;
 
-use super::{Banner, Click, Desktop, DesktopError, DesktopEvent};
+use super::seam::{Banner, Click, Desktop, DesktopError, DesktopEvent};
 use crate::lock::Locked;
 
 const DEST: &str = "org.freedesktop.Notifications";

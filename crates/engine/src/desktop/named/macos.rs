@@ -21,7 +21,7 @@ use objc2_user_notifications::{
 };
 
 use super::user_notifications::{Authorization, CenterApi, Request};
-use crate::desktop::Hearing;
+use crate::desktop::seam::Hearing;
 
 /// How long the centre may take to answer a call.
 const ANSWER: Duration = Duration::from_secs(5);

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures_util::future::BoxFuture;
 use tokio::sync::mpsc;
 
-use super::{Banner, Click, Desktop, DesktopError, DesktopEvent};
+use super::seam::{Banner, Click, Desktop, DesktopError, DesktopEvent};
 use crate::lock::Locked;
 
 /// What every name starts with; what follows is the banner id in hex.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use super::{Backend, BackendError, BannerName, Clicks};
-use crate::desktop::Banner;
+use crate::desktop::seam::Banner;
 
 /// Every toast's group: the app's toasts are removed by tag within it.
 pub const GROUP: &str = "cmux-tray";

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{Backend, BackendError, BannerName, Clicks};
-use crate::desktop::Banner;
+use crate::desktop::seam::Banner;
 
 /// Every banner's thread: the app's banners are grouped together in Notification Centre.
 pub const THREAD: &str = "cmux-tray";

@@ -12,7 +12,7 @@ use windows::core::{HSTRING, IInspectable};
 
 use super::toasts::{Toast, ToastApi};
 use crate::config::APP_ID;
-use crate::desktop::Hearing;
+use crate::desktop::seam::Hearing;
 use crate::lock::Locked;
 
 type Activated = Arc<dyn Fn(&str) + Send + Sync>;
