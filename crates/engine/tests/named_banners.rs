@@ -150,7 +150,8 @@ async fn a_user_notification_reposted_after_a_kill_replaces_itself() {
 }
 
 /// macOS: the person is asked once, at the first banner. A "no" is said in status and settings,
-/// and the banners wait; turned on in System Settings, they go out.
+/// and the banners wait; turned on in System Settings, they go out; turned off again, it is said
+/// again at the next banner.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn macos_asks_once_and_a_refusal_is_said_until_banners_are_turned_on() {
     let platform = ScriptedUserNotifications::new(false);
@@ -170,6 +171,12 @@ async fn macos_asks_once_and_a_refusal_is_said_until_banners_are_turned_on() {
     platform.set_status(Authorization::Authorized);
     eventually("both banners go out", LIMIT, || platform.centre.listed().len() == 2).await;
     eventually("the refusal is no longer said", LIMIT, || engine.banners_off().is_none()).await;
+
+    // Turned off again later: seen at the next banner, which waits; still nobody is asked.
+    platform.set_status(Authorization::Denied);
+    engine.post_local(post("three", "S3")).await.unwrap();
+    eventually("the refusal is said again", LIMIT, || engine.banners_off().is_some()).await;
+    assert_eq!((platform.centre.listed().len(), platform.asked()), (2, 1));
     engine.shutdown().await;
 }
 

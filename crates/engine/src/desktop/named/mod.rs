@@ -19,7 +19,6 @@ pub mod windows;
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::future::BoxFuture;
 use tokio::sync::mpsc;
@@ -113,8 +112,9 @@ impl Clicks {
 /// One platform's notification centre. Calls are blocking and short (the platform queues the
 /// banner); [`Named`] makes them off the runtime's threads.
 pub trait Backend: Send + Sync + 'static {
-    /// Leave to show banners, asked of the person at most once (the first banner); `Ok` when
-    /// given. Asked again before each banner until given, so turning banners on is seen.
+    /// Whether banners may show now: `Ok`, or why they wait. Called before every banner, so
+    /// banners turned off or on in the system's settings are seen at the next one; the person
+    /// is asked at most once (the first banner), where the platform asks at all.
     fn authorize(&self) -> Result<(), BackendError>;
     /// Shows `banner` under `name`, in place of any banner of that name.
     fn show(&self, name: BannerName, banner: &Banner) -> Result<(), BackendError>;
@@ -127,7 +127,6 @@ pub trait Backend: Send + Sync + 'static {
 /// The engine's [`Desktop`] over a backend whose banners the app names.
 pub struct Named<B: Backend> {
     backend: Arc<B>,
-    authorized: AtomicBool,
     events: Mutex<Option<mpsc::UnboundedReceiver<DesktopEvent>>>,
 }
 
@@ -135,7 +134,7 @@ impl<B: Backend> Named<B> {
     pub fn new(backend: B) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         backend.listen(Clicks(tx));
-        Named { backend: Arc::new(backend), authorized: AtomicBool::new(false), events: Mutex::new(Some(rx)) }
+        Named { backend: Arc::new(backend), events: Mutex::new(Some(rx)) }
     }
 
     /// Runs a platform call on a blocking thread.
@@ -151,13 +150,9 @@ impl<B: Backend> Named<B> {
 impl<B: Backend> Desktop for Named<B> {
     fn post<'a>(&'a self, banner: &'a Banner) -> BoxFuture<'a, Result<u32, DesktopError>> {
         Box::pin(async move {
-            if !self.authorized.load(Ordering::Acquire) {
-                self.call(|b| b.authorize()).await?;
-                self.authorized.store(true, Ordering::Release);
-            }
             let name = BannerName::of_item(&banner.item);
             let shown = banner.clone();
-            self.call(move |b| b.show(name, &shown)).await?;
+            self.call(move |b| b.authorize().and_then(|()| b.show(name, &shown))).await?;
             // A burst's banner takes the place of its leader's, which has another item's name.
             if let Some(other) = banner.replaces.map(BannerName::of_id).filter(|other| *other != name)
                 && let Err(e) = self.call(move |b| b.remove(other)).await
