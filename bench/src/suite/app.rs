@@ -370,7 +370,7 @@ struct Watcher {
 
 impl Watcher {
     async fn connect(address: &str) -> anyhow::Result<Watcher> {
-        Ok(Watcher { conn: zbus::connection::Builder::address(address).build().await? })
+        Ok(Watcher { conn: zbus::connection::Builder::address(address)?.build().await? })
     }
 
     async fn items(&self) -> anyhow::Result<usize> {
@@ -389,7 +389,7 @@ impl Watcher {
                 &("org.kde.StatusNotifierWatcher", "RegisteredStatusNotifierItems"),
             )
             .await?;
-        let value: zbus::OwnedVariant = reply.body().deserialize()?;
+        let value: zbus::zvariant::OwnedValue = reply.body().deserialize()?;
         Ok(value.try_into()?)
     }
 
@@ -413,8 +413,8 @@ impl Watcher {
                 &("org.kde.StatusNotifierItem", "Menu"),
             )
             .await?;
-        let menu: zbus::OwnedVariant = reply.body().deserialize()?;
-        let menu: zbus::OwnedObjectPath = menu.try_into()?;
+        let menu: zbus::zvariant::OwnedValue = reply.body().deserialize()?;
+        let menu: zbus::zvariant::OwnedObjectPath = menu.try_into()?;
         let start = Instant::now();
         self.conn.call_method(Some(name.as_str()), menu.as_str(), Some("com.canonical.dbusmenu"), "AboutToShow", &(0i32,)).await?;
         let empty: Vec<&str> = Vec::new();

@@ -25,7 +25,7 @@ impl Recorder {
     /// Owns `org.freedesktop.Notifications` on the bus at `address` and records until the
     /// runtime stops.
     pub async fn start(address: &str) -> anyhow::Result<Recorder> {
-        let conn = zbus::connection::Builder::address(address).build().await?;
+        let conn = zbus::connection::Builder::address(address)?.build().await?;
         conn.request_name("org.freedesktop.Notifications").await?;
         let rec = Recorder::default();
         let arrivals = rec.arrivals.clone();
@@ -48,7 +48,7 @@ impl Recorder {
                             &'a str,
                             &'a str,
                             Vec<&'a str>,
-                            std::collections::HashMap<&'a str, zbus::Variant<'a>>,
+                            std::collections::HashMap<&'a str, zbus::zvariant::Value<'a>>,
                             i32,
                         );
                         let message_body = msg.body();

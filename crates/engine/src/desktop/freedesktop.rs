@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
-use zbus::Variant as Value;
+use zbus::zvariant::Value;
 
 use futures_util::future::BoxFuture;
 
@@ -73,7 +73,7 @@ impl Freedesktop {
         }
         *guard = None; // a closed connection's listener stops here
         let connect = async {
-            let conn = zbus::connection::Builder::session().method_timeout(CALL_TIMEOUT).build().await?;
+            let conn = zbus::connection::Builder::session()?.method_timeout(CALL_TIMEOUT).build().await?;
             let markup = Arc::new(Mutex::new(None));
             let listener = listen(&conn, self.events_tx.clone(), markup.clone()).await?;
             Ok::<_, zbus::Error>(Bus { conn, listener, markup })
@@ -196,12 +196,7 @@ fn classify(e: zbus::Error) -> DesktopError {
         }
         zbus::Error::MethodError(..) => DesktopError::Refused(e.to_string()),
         // What could not be written as a message is this banner's own problem.
-        zbus::Error::SignatureMismatch(..)
-        | zbus::Error::IncorrectType
-        | zbus::Error::Utf8(_)
-        | zbus::Error::OutOfBounds
-        | zbus::Error::MaxDepthExceeded(_)
-        | zbus::Error::ExcessData => DesktopError::Refused(e.to_string()),
+        zbus::Error::Variant(_) | zbus::Error::ExcessData => DesktopError::Refused(e.to_string()),
         _ => DesktopError::Unavailable(e.to_string()),
     }
 }
@@ -228,15 +223,11 @@ async fn listen(
     markup: Arc<Mutex<Option<bool>>>,
 ) -> zbus::Result<tokio::task::JoinHandle<()>> {
     let dbus = zbus::fdo::DBusProxy::new(conn).await?;
-    let clicks = zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE).member("ActionInvoked").build()?;
-    let tokens = zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal).interface(IFACE).member("ActivationToken").build()?;
-    let owner = zbus::MatchRule::builder()
-        .msg_type(zbus::message::Type::Signal)
-        .sender("org.freedesktop.DBus")
-        .interface("org.freedesktop.DBus")
-        .member("NameOwnerChanged")
-        .arg(0, DEST)
-        .build()?;
+    let signal = || zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal);
+    let clicks = signal().interface(IFACE)?.member("ActionInvoked")?.build();
+    let tokens = signal().interface(IFACE)?.member("ActivationToken")?.build();
+    let owner =
+        signal().sender("org.freedesktop.DBus")?.interface("org.freedesktop.DBus")?.member("NameOwnerChanged")?.arg(0, DEST)?.build();
     // A stream made before the rules are added misses nothing they let through.
     let mut stream = zbus::MessageStream::from(conn);
     dbus.add_match_rule(clicks).await?;
