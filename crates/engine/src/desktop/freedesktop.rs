@@ -164,8 +164,16 @@ impl Desktop for Freedesktop {
 
 /// What a failed call means: no server to show banners, or this banner refused.
 fn classify(e: zbus::Error) -> DesktopError {
+    // An error reply comes as `MethodError`, the bus's own (no such name …) too: read those by
+    // their names as the bus's well-known errors, `FDO`, and any other as the server's.
+    let e = match e {
+        zbus::Error::MethodError(..) => match zbus::fdo::Error::from(e) {
+            zbus::fdo::Error::ZBus(e) => e,
+            fdo => zbus::Error::FDO(Box::new(fdo)),
+        },
+        e => e,
+    };
     match &e {
-        // zbus gives the bus's well-known errors as `FDO`, any other error reply as `MethodError`.
         zbus::Error::FDO(fdo) => {
             use zbus::fdo::Error as E;
             // The name has no owner, the bus could not start one, or nobody answered.
@@ -285,6 +293,23 @@ async fn listen(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn error_reply(name: &str) -> zbus::Error {
+        let call = zbus::Message::method_call(PATH, "Notify").unwrap().destination(DEST).unwrap().build(&()).unwrap();
+        zbus::Error::MethodError(name.try_into().unwrap(), Some("said".into()), call)
+    }
+
+    /// The bus's "nobody owns that name" is no server (banners wait); the server's own error
+    /// reply is that banner refused.
+    #[test]
+    fn an_error_reply_is_read_by_its_name() {
+        for absent in ["org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"] {
+            assert!(matches!(classify(error_reply(absent)), DesktopError::Unavailable(_)), "{absent}");
+        }
+        for refused in ["org.freedesktop.DBus.Error.InvalidArgs", "org.freedesktop.Notifications.Error.Whatever"] {
+            assert!(matches!(classify(error_reply(refused)), DesktopError::Refused(_)), "{refused}");
+        }
+    }
 
     #[test]
     fn markup_is_escaped_to_the_text_it_is() {
