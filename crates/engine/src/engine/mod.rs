@@ -274,6 +274,19 @@ impl Engine {
         let _ = self.inner.events.send(EngineEvent::Changed);
     }
 
+    /// Puts `value` in `slot`; when that changed what was there, the tray and windows redraw.
+    fn set_shown<T: PartialEq>(&self, slot: &Mutex<T>, value: T) {
+        let changed = {
+            let mut held = slot.locked();
+            let changed = *held != value;
+            *held = value;
+            changed
+        };
+        if changed {
+            self.changed();
+        }
+    }
+
     /// Hands each of `events` to `on_event`, in order, until they end or the engine stops.
     fn spawn_event_loop<T: Send + 'static>(&self, mut events: mpsc::UnboundedReceiver<T>, on_event: impl Fn(&Engine, T) + Send + 'static) {
         let this = self.clone();

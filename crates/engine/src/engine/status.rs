@@ -123,15 +123,7 @@ impl Engine {
 
     /// The person has turned banners off (`Some(why)`), or a banner went out again.
     pub(super) fn set_banners_off(&self, why: Option<String>) {
-        let changed = {
-            let mut off = self.inner.health.banners_off.locked();
-            let changed = *off != why;
-            *off = why;
-            changed
-        };
-        if changed {
-            self.changed();
-        }
+        self.set_shown(&self.inner.health.banners_off, why);
     }
 
     /// Why banners wait, while the person has turned them off.

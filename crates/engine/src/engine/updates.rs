@@ -54,14 +54,10 @@ impl Engine {
         };
         match said {
             Ok(newer) => {
-                let changed = *self.inner.updates.newer.locked() != newer;
                 if let Some(v) = &newer {
                     tracing::info!(version = %v, "a newer version is out");
                 }
-                *self.inner.updates.newer.locked() = newer;
-                if changed {
-                    self.changed();
-                }
+                self.set_shown(&self.inner.updates.newer, newer);
             }
             // Said in the log only: a feed that cannot be read is no reason to alarm anyone.
             Err(why) => tracing::info!("the release feed {feed}: {why}"),
