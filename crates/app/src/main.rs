@@ -123,23 +123,10 @@ async fn start(
     });
     let on_signal = app.clone();
     tokio::spawn(async move {
-        terminated().await;
+        cmux_tray_host::stop_requested().await;
         on_signal.quit();
     });
     Ok(Some(Running { app, host, instance, serving, crash, demo_root }))
-}
-
-/// SIGINT, or SIGTERM where there is one: the app stops as Quit stops it.
-async fn terminated() {
-    #[cfg(unix)]
-    {
-        let Ok(mut term) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) else {
-            return std::future::pending().await;
-        };
-        tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = term.recv() => {} }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Stops the engine, lets go of the instance, and starts again if asked.

@@ -5,7 +5,7 @@ use std::time::Duration;
 use cmux_tray_engine::EngineError;
 use cmux_tray_engine::config::Paths;
 
-use crate::{environment, process};
+use crate::environment;
 
 /// The daemon's exit when it cannot start until the person does something (EX_CONFIG): a store
 /// it cannot read, a config file it refuses, another engine already running. The user service
@@ -42,7 +42,7 @@ pub(crate) async fn daemon(paths: &Paths) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e),
     };
-    process::stop_requested().await;
+    cmux_tray_host::stop_requested().await;
     tracing::info!("stopping");
     host.stop().await;
     Ok(())

@@ -5,6 +5,9 @@
 
 mod limits;
 pub mod logging;
+mod stopping;
+
+pub use stopping::stop_requested;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,16 +1,7 @@
-//! Unix: SIGTERM, the tty on stdin, and signals relayed to a wrapped command.
+//! Unix: the tty on stdin, and signals relayed to a wrapped command.
 
 use rustix::process::{Pid, Signal, kill_process};
 use tokio::signal::unix::{SignalKind, signal};
-
-/// Returns when the daemon is asked to stop: SIGTERM (systemd, `kill`) or Ctrl-C.
-pub async fn stop_requested() {
-    let mut term = signal(SignalKind::terminate()).expect("a SIGTERM handler can be installed");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
-}
 
 /// The terminal this process runs in, when stdin is one (its device path).
 pub fn stdin_terminal() -> Option<String> {

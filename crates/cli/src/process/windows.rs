@@ -1,15 +1,4 @@
-//! Windows: Ctrl-C and Ctrl-Break, no descriptor limit to raise, no tty path.
-
-/// Returns when the daemon is asked to stop: Ctrl-C, Ctrl-Break, or the console closing.
-pub async fn stop_requested() {
-    let mut brk = tokio::signal::windows::ctrl_break().expect("a Ctrl-Break handler can be installed");
-    let mut close = tokio::signal::windows::ctrl_close().expect("a console-close handler can be installed");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = brk.recv() => {}
-        _ = close.recv() => {}
-    }
-}
+//! Windows: Ctrl-C and Ctrl-Break relayed to a wrapped command, no tty path.
 
 /// A Windows console has no device path to name it by.
 pub fn stdin_terminal() -> Option<String> {
