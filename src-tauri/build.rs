@@ -30,6 +30,8 @@ fn main() {
         "choose_team",
         "sign_out",
         "sign_in_with_token",
+        "page_words",
+        "languages",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)).expect("the Tauri build step");
 }

@@ -376,6 +376,42 @@ fn a_newer_version_in_the_release_feed_is_said_in_the_menu_and_status() {
     assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("updates.feed"), "{refused:?}");
 }
 
+/// In a German session the tray's menu, its banners and the update line speak German
+/// (docs/languages.md); `[general] language` speaks English there all the same.
+#[test]
+fn in_a_german_session_the_tray_and_its_banners_speak_german_unless_the_setting_says_otherwise() {
+    let german = std::ffi::OsStr::new("de_DE.UTF-8");
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
+    let (feed, _) = serve_feed("9.9.9");
+    assert!(home.run(&["config", "set", "updates.feed", &feed]).status.success());
+    let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
+    let app = start_app_env(&home, &desktop, &user.access_token, &[], &[("LANG", german)]);
+    let item = tray_item(&desktop);
+    wait_until("the Run followed, in German", LIMIT, || labels(&desktop, &item).contains(&"Verfolgt (1)".to_string()));
+    let said = labels(&desktop, &item);
+    for expected in
+        ["Alle als gelesen markieren", "Benachrichtigungen pausieren", "Für 1 Stunde", "Einstellungen…", "Über cmux-tray", "Beenden"]
+    {
+        assert!(said.contains(&expected.to_string()), "{expected}: {said:?}");
+    }
+    wait_until("the update line", LIMIT, || labels(&desktop, &item).contains(&"Version 9.9.9 ist verfügbar".to_string()));
+    cloud.sim().update_run(&run, RunChange::status("succeeded"));
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    assert_eq!(desktop.notifications()[0]["body"], "Run abgeschlossen");
+    wait_until("unread, in German", LIMIT, || labels(&desktop, &item).contains(&"Letzte Meldungen (1 ungelesen)".to_string()));
+    drop(app);
+    wait_until("the first tray gone from the watcher", LIMIT, || {
+        !serde_json::from_str::<Vec<String>>(&desktop.sni(&["items"])).unwrap().contains(&item)
+    });
+
+    // The setting wins over the session's language, from the next start.
+    assert!(home.run(&["config", "set", "general.language", "en"]).status.success());
+    let _app = start_app_env(&home, &desktop, &user.access_token, &[], &[("LANG", german)]);
+    let item = tray_item(&desktop);
+    wait_until("the menu in English", LIMIT, || labels(&desktop, &item).contains(&"Settings…".to_string()));
+    assert!(labels(&desktop, &item).contains(&"Quit".to_string()), "{:?}", labels(&desktop, &item));
+}
+
 #[test]
 fn a_feed_that_offers_this_version_says_nothing() {
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());

@@ -254,44 +254,125 @@ fn axe_violations(wd: &WebDriver) -> Vec<String> {
     result.as_array().unwrap_or_else(|| panic!("axe answered {result}")).iter().map(|v| v.as_str().unwrap_or("?").to_string()).collect()
 }
 
+/// What a window says, in the language under test, that the audit waits for.
+struct Said {
+    /// `LANG` of the app, as the person's session sets it.
+    lang: &'static str,
+    signed_in: &'static str,
+    /// The three windows' titles: settings, history, sign-in.
+    titles: [&'static str; 3],
+    /// The screenshots' names end so.
+    suffix: &'static str,
+}
+
+const ENGLISH: Said = Said {
+    lang: "C.UTF-8",
+    signed_in: "Signed in as ada@example.com",
+    titles: ["cmux-tray — Settings", "cmux-tray — History", "cmux-tray — Sign in"],
+    suffix: "",
+};
+
+// docs/languages.md: German, from lang/de.ftl.
+const GERMAN: Said = Said {
+    lang: "de_DE.UTF-8",
+    signed_in: "Angemeldet als ada@example.com",
+    titles: ["cmux-tray — Einstellungen", "cmux-tray — Verlauf", "cmux-tray — Anmelden"],
+    suffix: "-de",
+};
+
+/// The three windows with rows in the history and a Run still followed, each audited by
+/// axe-core (and screenshotted); returns the serious and critical violations, and what each
+/// window's page said (its `<html lang>` and its text).
+fn audit_three_windows(theme: &str, scheme: &str, said: &Said) -> (Vec<String>, Vec<(String, String)>) {
+    let mut found = Vec::new();
+    let mut pages = Vec::new();
+    // A desktop of its own per app (one app per session bus).
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
+    let done = cloud.sim().create_run(&user.user_id, "Ship the release notes");
+    cloud.sim().create_run(&user.user_id, "Refactor the parser");
+    let token = user.access_token.as_str();
+    let wd = WebDriver::start(
+        &home,
+        desktop.display.as_deref().unwrap(),
+        &["--open", "settings"],
+        &[("CMUX_TRAY_TOKEN", token), ("GTK_THEME", theme), ("LANG", said.lang)],
+    );
+    text_until(&wd, "#account", "signed in", |t| t == said.signed_in);
+    // The page sees the desktop's scheme: the audit below checks the colours people see.
+    let dark = wd.run("return matchMedia('(prefers-color-scheme: dark)').matches;", json!([]));
+    assert_eq!(dark, scheme == "dark", "{theme}: prefers-color-scheme");
+    cloud.sim().update_run(&done, RunChange { status: Some("succeeded".into()), ..Default::default() });
+    assert!(home.command(&["notify", "--title", "Tests passed", "--body", "412 green"]).output().unwrap().status.success());
+    wd.click(&wd.find("#add-window"));
+    text_until(&wd, "#windows-said", "a window", |t| !t.is_empty());
+    for ((page, ready), title) in
+        [("settings", "#quiet-now"), ("history", "#notices button.notice"), ("signin", "#state.waiting")].into_iter().zip(said.titles)
+    {
+        if page != "settings" {
+            wd.switch_to(said.titles[0]);
+            wd.run(&format!("window.__TAURI__.core.invoke('open_window', {{page: '{page}'}}); return 1;"), json!([]));
+        }
+        wd.switch_to(title);
+        wd.find(ready);
+        found.extend(axe_violations(&wd).into_iter().map(|v| format!("{page} ({scheme}{}): {v}", said.suffix)));
+        let size = wd.run(
+            "return [innerWidth, innerHeight, document.documentElement.scrollWidth, document.documentElement.scrollHeight];",
+            json!([]),
+        );
+        eprintln!("{page} ({scheme}{}): window {} x {}, page {} x {}", said.suffix, size[0], size[1], size[2], size[3]);
+        assert!(size[2].as_i64() <= size[0].as_i64(), "{page}: nothing wider than its window ({size})");
+        let lang = wd.run("return document.documentElement.lang;", json!([])).as_str().unwrap_or("").to_string();
+        let text = text_until(&wd, "body", "the page's text", |t| !t.is_empty());
+        pages.push((lang, text));
+        wd.screenshot(&format!("{page}-{scheme}{}", said.suffix));
+    }
+    (found, pages)
+}
+
 #[test]
 fn the_three_windows_pass_an_axe_audit_in_light_and_dark() {
     let mut found = Vec::new();
     for (theme, scheme) in [("Adwaita", "light"), ("Adwaita:dark", "dark")] {
-        // A desktop of its own per app (one app per session bus); rows in its history, and a
-        // Run still followed.
-        let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
-        let done = cloud.sim().create_run(&user.user_id, "Ship the release notes");
-        cloud.sim().create_run(&user.user_id, "Refactor the parser");
-        let wd = app(&desktop, &home, Some(&user), "settings", theme);
-        text_until(&wd, "#account", "signed in", |t| t == "Signed in as ada@example.com");
-        // The page sees the desktop's scheme: the audit below checks the colours people see.
-        let dark = wd.run("return matchMedia('(prefers-color-scheme: dark)').matches;", json!([]));
-        assert_eq!(dark, scheme == "dark", "{theme}: prefers-color-scheme");
-        cloud.sim().update_run(&done, RunChange { status: Some("succeeded".into()), ..Default::default() });
-        assert!(home.command(&["notify", "--title", "Tests passed", "--body", "412 green"]).output().unwrap().status.success());
-        wd.click(&wd.find("#add-window"));
-        text_until(&wd, "#windows-said", "a window", |t| !t.is_empty());
-        for (page, title, ready) in [
-            ("settings", "cmux-tray — Settings", "#quiet-now"),
-            ("history", "cmux-tray — History", "#notices button.notice"),
-            ("signin", "cmux-tray — Sign in", "#state.waiting"),
-        ] {
-            if page != "settings" {
-                wd.switch_to("cmux-tray — Settings");
-                wd.run(&format!("window.__TAURI__.core.invoke('open_window', {{page: '{page}'}}); return 1;"), json!([]));
-            }
-            wd.switch_to(title);
-            wd.find(ready);
-            found.extend(axe_violations(&wd).into_iter().map(|v| format!("{page} ({scheme}): {v}")));
-            let size = wd.run(
-                "return [innerWidth, innerHeight, document.documentElement.scrollWidth, document.documentElement.scrollHeight];",
-                json!([]),
-            );
-            eprintln!("{page} ({scheme}): window {} x {}, page {} x {}", size[0], size[1], size[2], size[3]);
-            assert!(size[2].as_i64() <= size[0].as_i64(), "{page}: nothing wider than its window ({size})");
-            wd.screenshot(&format!("{page}-{scheme}"));
-        }
+        let (violations, pages) = audit_three_windows(theme, scheme, &ENGLISH);
+        found.extend(violations);
+        assert!(pages.iter().all(|(lang, _)| lang == "en"), "{pages:?}");
     }
     assert!(found.is_empty(), "serious or critical accessibility violations:\n{}", found.join("\n"));
+}
+
+/// In a German session every window speaks German (docs/languages.md), its `<html lang>` says
+/// so for screen readers, and it passes the same audit.
+#[test]
+fn in_a_german_session_the_windows_speak_german_and_pass_the_same_audit() {
+    let (found, pages) = audit_three_windows("Adwaita", "light", &GERMAN);
+    assert!(found.is_empty(), "serious or critical accessibility violations:\n{}", found.join("\n"));
+    let [(settings_lang, settings), (history_lang, history), (signin_lang, signin)] = &pages[..] else { panic!("{pages:?}") };
+    assert_eq!([settings_lang, history_lang, signin_lang], ["de", "de", "de"]);
+    for word in ["Konto", "Benachrichtigungen", "Ruhezeiten", "Zeitfenster hinzufügen", "Allgemein", "Sprache", "Bei der Anmeldung öffnen"]
+    {
+        assert!(settings.contains(word), "settings says {word:?}: {settings}");
+    }
+    // A day's heading is drawn in capitals (style.css), which `innerText` gives as drawn.
+    for word in ["Verlauf", "Verfolgt", "Meldungen", "Alle als gelesen markieren", "HEUTE", "Läuft seit", "Run abgeschlossen"] {
+        assert!(history.contains(word), "history says {word:?}: {history}");
+    }
+    for word in ["Bei cmux anmelden", "Code kopieren", "Oder ein Token einfügen"] {
+        assert!(signin.contains(word), "sign-in says {word:?}: {signin}");
+    }
+    // None of the English it replaced is left on a page.
+    for english in ["Notifications", "Quiet hours", "Mark all read", "Following", "Copy code", "Sign in to cmux"] {
+        assert!(pages.iter().all(|(_, text)| !text.contains(english)), "{english:?} left in German: {pages:?}");
+    }
+}
+
+/// In a session whose clock has twelve hours (en_US), the settings say quiet hours' times so.
+#[test]
+fn in_a_twelve_hour_session_the_settings_say_times_with_am_and_pm() {
+    let (desktop, _cloud, _user, home) = ada(DesktopSession::start_with_display());
+    let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("LANG", "en_US.UTF-8")]);
+    wd.click(&wd.find("#add-window"));
+    // The editor's first window: Monday to Friday, 22:00 to 07:00.
+    let now = text_until(&wd, "#quiet-now", "the quiet-hours line", |t| t.contains("AM") || t.contains("PM"));
+    assert!(now.contains("10:00\u{202f}PM") || now.contains("7:00\u{202f}AM"), "a 12-hour clock: {now:?}");
+    assert!(!now.contains("22:00") && !now.contains("07:00"), "no 24-hour time: {now:?}");
 }

@@ -4,6 +4,26 @@
 const { invoke } = window.__TAURI__.core;
 const { listen } = window.__TAURI__.event;
 
+// The page's words, in the person's language, from the engine's catalogue (the windows process
+// puts them here before this script runs); each `{name}` in one is filled by `t`.
+const WORDS = window.__CMUX_WORDS__ ?? { language: "en", locale: "en-GB", words: {} };
+function t(id, vars = {}) {
+  let said = WORDS.words[id] ?? id;
+  for (const [name, value] of Object.entries(vars)) said = said.replaceAll("{" + name + "}", String(value));
+  return said;
+}
+// Numbers and dates as the person's locale writes them.
+const number = (n) => new Intl.NumberFormat(WORDS.locale).format(n);
+const dateTime = (ms) => new Intl.DateTimeFormat(WORDS.locale, { dateStyle: "medium", timeStyle: "short" }).format(new Date(ms));
+// The page's fixed words: `data-t` names an element's text, `data-t-label` its aria-label,
+// `data-t-placeholder` its placeholder; the document's language and title follow.
+function translate() {
+  document.documentElement.lang = WORDS.language;
+  for (const e of document.querySelectorAll("[data-t]")) e.textContent = t(e.dataset.t);
+  for (const e of document.querySelectorAll("[data-t-label]")) e.setAttribute("aria-label", t(e.dataset.tLabel));
+  for (const e of document.querySelectorAll("[data-t-placeholder]")) e.setAttribute("placeholder", t(e.dataset.tPlaceholder));
+}
+
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) if (v !== false && v !== null && v !== undefined) e.setAttribute(k, v === true ? "" : v);
@@ -25,7 +45,7 @@ function say(node, ok, text) {
 
 // Runs a change; says "Saved" or the engine's refusal (which names the key and what is allowed)
 // beside the control, and marks the control invalid while it is refused.
-async function apply(what, said, control, ok = "Saved") {
+async function apply(what, said, control, ok = t("page-saved")) {
   try {
     await what();
     say(said, true, ok);

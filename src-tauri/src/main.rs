@@ -114,15 +114,23 @@ async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
 }
 
 fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
-    let link = link.clone();
-    windows::open(app, page, query, move |_, page| {
-        // A closed history shows nothing any more (its page cannot always say so itself).
-        if page == Page::History {
-            let link = link.clone();
-            tauri::async_runtime::spawn(async move {
-                let _ = link.call("viewing".into(), serde_json::json!({ "item": null })).await;
-            });
-        }
+    let (app, link, query) = (app.clone(), link.clone(), query.map(String::from));
+    tauri::async_runtime::spawn(async move {
+        // The page's words in the person's language, asked anew for each window (a language
+        // chosen in the settings applies from the tray's next start, and so to its windows).
+        let words = link.call("page_words".into(), serde_json::json!({})).await.unwrap_or_else(|e| {
+            tracing::warn!("the pages' words: {e}; the window says its English");
+            serde_json::Value::Null
+        });
+        windows::open(&app, page, query.as_deref(), &words, move |_, page| {
+            // A closed history shows nothing any more (its page cannot always say so itself).
+            if page == Page::History {
+                let link = link.clone();
+                tauri::async_runtime::spawn(async move {
+                    let _ = link.call("viewing".into(), serde_json::json!({ "item": null })).await;
+                });
+            }
+        });
     });
 }
 

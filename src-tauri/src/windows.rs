@@ -33,17 +33,30 @@ fn size(page: Page) -> (f64, f64) {
     }
 }
 
-fn title(page: Page) -> &'static str {
+/// The window's title in the person's language (the page's own `<title>`, English, else).
+fn title(page: Page, words: &serde_json::Value) -> String {
+    let id = format!("page-{page}-title");
+    if let Some(title) = words["words"][id.as_str()].as_str() {
+        return title.to_string();
+    }
     match page {
-        Page::History => "cmux-tray — History",
-        Page::Settings => "cmux-tray — Settings",
-        Page::SignIn => "cmux-tray — Sign in",
+        Page::History => "cmux-tray — History".into(),
+        Page::Settings => "cmux-tray — Settings".into(),
+        Page::SignIn => "cmux-tray — Sign in".into(),
     }
 }
 
 /// Shows the page's window, creating it if it is not open; `query` is passed to the page (an
 /// open window is taken to it). `destroyed` hears when the window goes.
-pub fn open(app: &AppHandle, page: Page, query: Option<&str>, destroyed: impl Fn(&AppHandle, Page) + Send + Sync + 'static) {
+/// `words` is what the tray's `page_words` answered: the page reads it as `window.__CMUX_WORDS__`
+/// before any script of its own runs.
+pub fn open(
+    app: &AppHandle,
+    page: Page,
+    query: Option<&str>,
+    words: &serde_json::Value,
+    destroyed: impl Fn(&AppHandle, Page) + Send + Sync + 'static,
+) {
     let file = match query {
         Some(q) => format!("{page}.html?{q}"),
         None => format!("{page}.html"),
@@ -63,7 +76,8 @@ pub fn open(app: &AppHandle, page: Page, query: Option<&str>, destroyed: impl Fn
     }
     let (width, height) = size(page);
     let built = WebviewWindowBuilder::new(app, page.as_str(), WebviewUrl::App(file.clone().into()))
-        .title(title(page))
+        .title(title(page, words))
+        .initialization_script(format!("window.__CMUX_WORDS__ = {words};"))
         .inner_size(width, height)
         .min_inner_size(420.0, 360.0)
         .visible(false)

@@ -7,11 +7,9 @@
 use std::path::PathBuf;
 
 use cmux_tray_engine::notice::local::LocalPost;
+use cmux_tray_engine::say;
 
 use crate::App;
-
-/// The notice's title (docs/notices.md, "The app's own notices").
-pub const STOPPED: &str = "cmux-tray stopped unexpectedly";
 
 /// The marker of a run in progress.
 pub struct Running {
@@ -33,8 +31,13 @@ pub async fn start(app: &App) -> Running {
     let log = app.paths.log_dir();
     if marker.exists() {
         tracing::warn!("the last run stopped unexpectedly (see the log before this start)");
-        let post =
-            LocalPost { title: STOPPED.into(), body: format!("What it was doing is in the log: {}", log.display()), ..Default::default() };
+        // Its words: docs/notices.md, "The app's own notices".
+        let lang = app.engine.lang();
+        let post = LocalPost {
+            title: say!(lang, "stopped-title"),
+            body: say!(lang, "stopped-body", log = log.display().to_string()),
+            ..Default::default()
+        };
         if let Err(e) = app.engine.post_local(post).await {
             tracing::warn!("the notice of an unexpected stop: {e}");
         }

@@ -78,6 +78,11 @@ enum Call {
     SignInWithToken {
         token: String,
     },
+    /// The pages' words in the person's language, and the locale their numbers and dates are
+    /// said in (asked by the windows process for every window it makes).
+    PageWords {},
+    /// The languages to choose from, and the one chosen (empty: the system's).
+    Languages {},
 }
 
 /// Runs the page's call `command` with `args`; the error is in words the page shows.
@@ -96,7 +101,7 @@ fn failed(e: impl std::fmt::Display) -> String {
 }
 
 async fn run(app: &App, call: Call) -> Result<Value, String> {
-    use cmux_tray_engine::view::{settings, signin};
+    use cmux_tray_engine::view::settings;
     let engine = &app.engine;
     match call {
         Call::View {} => to_value(engine.tray_view().map_err(failed)?),
@@ -123,10 +128,10 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
             Ok(json!({
                 "userCode": start.user_code,
                 "verificationUrl": start.verification_url,
-                "waiting": signin::waiting(start.expires_in_seconds),
+                "waiting": engine.sign_in_waiting(start.expires_in_seconds),
             }))
         }
-        Call::SignInWait {} => to_value(cmux_tray_engine::engine::sign_in_ended(&engine.device_finish(None).await)),
+        Call::SignInWait {} => to_value(engine.sign_in_ended(&engine.device_finish(None).await)),
         Call::OpenSignInPage {} => {
             let url = engine.pending_device_url().ok_or("no sign-in under way")?;
             to_value(cmux_tray_engine::reveal::open_sign_in_page(&url).await.map_err(failed)?)
@@ -155,8 +160,14 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
             if token.is_empty() {
                 return Err("paste a token first".into());
             }
-            to_value(cmux_tray_engine::engine::sign_in_ended(&engine.sign_in_with_token(token.to_string().into(), None).await))
+            to_value(engine.sign_in_ended(&engine.sign_in_with_token(token.to_string().into(), None).await))
         }
+        Call::PageWords {} => Ok(json!({
+            "language": engine.lang().language(),
+            "locale": engine.lang().dates().locale().to_string(),
+            "words": engine.lang().page_words(),
+        })),
+        Call::Languages {} => Ok(languages(app)),
     }
 }
 
@@ -171,7 +182,7 @@ fn set_setting(app: &App, key: &str, value: &str) -> Result<Value, String> {
 #[serde(rename_all = "camelCase")]
 struct Connection {
     key: &'static str,
-    about: &'static str,
+    about: String,
     /// As the config file says (empty: the default).
     value: String,
     /// What the running app uses (the environment may override the file; a change applies at
@@ -179,11 +190,34 @@ struct Connection {
     in_force: String,
 }
 
+/// The choice of languages: the system's (named in its own language) first, then each the
+/// catalogue speaks, by its own name.
+fn languages(app: &App) -> Value {
+    use cmux_tray_engine::lang::{Language, SystemLocale};
+    let system = SystemLocale::from_env().language.unwrap_or(Language::English);
+    let lang = app.engine.lang();
+    let mut choices = vec![json!({ "code": "", "label": cmux_tray_engine::say!(lang, "language-system", language = system.own_name()) })];
+    choices.extend(Language::ALL.iter().map(|l| json!({ "code": l.as_str(), "label": l.own_name() })));
+    let chosen = cmux_tray_engine::config::get_in_file(&app.paths.config_file, "general.language").unwrap_or_default();
+    json!({ "chosen": chosen, "choices": choices })
+}
+
+/// The connection's settings: each with its label in the person's language.
 fn connection(app: &App) -> Vec<Connection> {
     use cmux_tray_engine::config;
+    let lang = app.engine.lang();
     config::EDITABLE
         .iter()
-        .map(|(key, about)| {
+        .filter(|(key, _)| *key != "general.language")
+        .map(|(key, _)| {
+            let about = match *key {
+                "cloud.api_url" => cmux_tray_engine::say!(lang, "connection-api-url"),
+                "cloud.auth_url" => cmux_tray_engine::say!(lang, "connection-auth-url"),
+                "cloud.proxy" => cmux_tray_engine::say!(lang, "connection-proxy"),
+                "local.socket_path" => cmux_tray_engine::say!(lang, "connection-socket-path"),
+                "updates.feed" => cmux_tray_engine::say!(lang, "connection-updates-feed"),
+                other => other.to_string(),
+            };
             let in_force = match *key {
                 "cloud.api_url" => app.engine.api_url().trim_end_matches('/').to_string(),
                 "cloud.auth_url" => app.engine.auth_url().trim_end_matches('/').to_string(),
@@ -254,6 +288,8 @@ mod tests {
             ("choose_team", json!({"team": "team_1"})),
             ("sign_out", json!({})),
             ("sign_in_with_token", json!({"token": "t"})),
+            ("page_words", json!({})),
+            ("languages", json!({})),
         ];
         for (command, args) in calls.clone() {
             let read = serde_json::from_value::<Call>(json!({"command": command, "args": args}));

@@ -24,6 +24,8 @@
 //! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
 //! - [`view`]: what the tray menu and the windows show (icon state, history rows, settings in
 //!   words, relative times), derived purely; the pages render it.
+//! - [`lang`]: the words of every view and banner from one Fluent catalogue per language, and
+//!   dates in the person's locale (ICU4X).
 //! - [`status`]: what `status` shows, filled by the engine, read by the views and the CLI.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
@@ -43,6 +45,7 @@ pub mod config;
 pub mod desktop;
 pub mod engine;
 pub mod follow;
+pub mod lang;
 pub mod local;
 pub mod lock;
 pub mod notice;

@@ -1,6 +1,8 @@
 //! What `status` shows (the tray, `cmux-tray status`, the socket's `tray.status`): the engine
 //! fills it (`engine/status.rs`), the views and the command line read it.
 
+use crate::lang::Lang;
+use crate::say;
 use std::fmt;
 
 use serde::Serialize;
@@ -112,21 +114,21 @@ pub enum Problem {
 impl Problem {
     /// One short sentence in a person's words, without the library's error (the tray's menu);
     /// `Display` is the whole story (status, the log, the menu's "Why").
-    pub fn headline(&self) -> String {
+    pub fn headline(&self, lang: &Lang) -> String {
         match self {
-            Problem::Offline { .. } => "Offline: the cloud cannot be reached".into(),
-            Problem::NotSaved { .. } => "A banner could not be saved as shown; it is kept in memory".into(),
-            Problem::BannerNotShown { .. } => "A banner could not be shown".into(),
-            Problem::BannersOff { .. } => "Banners are turned off for cmux-tray".into(),
-            Problem::TokenRefused => "The cloud refused the sign-in: sign in again".into(),
-            Problem::SignInNotKept { .. } => "The sign-in could not be saved".into(),
-            Problem::SignInNotRead { .. } => "The saved sign-in could not be read".into(),
-            Problem::SignInNotRemoved { .. } => "The saved sign-in could not be removed".into(),
-            Problem::DeliverySettings { .. } => "The delivery settings were refused; the last good ones stay".into(),
-            Problem::TooManyFollows { .. } => self.to_string(),
-            Problem::FollowNotSaved { .. } => "A follow could not be saved".into(),
-            Problem::AnswerNotSaved { .. } => "An answer could not be saved; it is asked for again".into(),
-            Problem::Unreadable { .. } | Problem::Listing { .. } => "The cloud sent something that could not be read".into(),
+            Problem::Offline { .. } => say!(lang, "problem-offline"),
+            Problem::NotSaved { .. } => say!(lang, "problem-not-saved"),
+            Problem::BannerNotShown { .. } => say!(lang, "problem-banner-not-shown"),
+            Problem::BannersOff { .. } => say!(lang, "problem-banners-off"),
+            Problem::TokenRefused => say!(lang, "problem-token-refused"),
+            Problem::SignInNotKept { .. } => say!(lang, "problem-sign-in-not-kept"),
+            Problem::SignInNotRead { .. } => say!(lang, "problem-sign-in-not-read"),
+            Problem::SignInNotRemoved { .. } => say!(lang, "problem-sign-in-not-removed"),
+            Problem::DeliverySettings { .. } => say!(lang, "problem-delivery-settings"),
+            Problem::TooManyFollows { max, id } => say!(lang, "problem-too-many-follows", max = *max, id = id.as_str()),
+            Problem::FollowNotSaved { .. } => say!(lang, "problem-follow-not-saved"),
+            Problem::AnswerNotSaved { .. } => say!(lang, "problem-answer-not-saved"),
+            Problem::Unreadable { .. } | Problem::Listing { .. } => say!(lang, "problem-unreadable"),
         }
     }
 }

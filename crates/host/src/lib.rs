@@ -63,6 +63,7 @@ impl Host {
         opts.network = settings.network();
         // Checked when the settings were read: an https URL, or http on loopback.
         opts.update_feed = settings.update_feed.as_deref().and_then(|u| url::Url::parse(u).ok());
+        opts.lang = Arc::new(cmux_tray_engine::lang::Lang::of_system(&cmux_tray_engine::lang::SystemLocale::from_env(), settings.language));
         if let Some(retry) = settings.desktop_retry {
             opts.desktop_retry = retry;
         }

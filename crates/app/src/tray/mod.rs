@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use cmux_tray_engine::channel::Page;
+use cmux_tray_engine::lang::Lang;
 use cmux_tray_engine::policy::PauseFor;
+use cmux_tray_engine::say;
 use cmux_tray_engine::view::{Icon, TrayView};
 
 use crate::App;
@@ -157,20 +159,20 @@ impl About {
 }
 
 /// The menu for this view.
-pub fn entries(v: &TrayView, about: &About) -> Vec<Entry> {
+pub fn entries(lang: &Lang, v: &TrayView, about: &About) -> Vec<Entry> {
     let action = |action: Action, label: &str| Entry::Action { action, label: label.into() };
     let mut menu = Vec::new();
     if v.signed_in {
         let mut account = Vec::new();
         if !v.teams.is_empty() {
-            account.push(Entry::Disabled("Team".into()));
+            account.push(Entry::Disabled(say!(lang, "menu-team")));
             for t in &v.teams {
                 let label = if t.chosen { format!("✓ {}", t.label) } else { format!("   {}", t.label) };
                 account.push(action(Action::ChooseTeam(t.id.clone()), &label));
             }
             account.push(Entry::Separator);
         }
-        account.push(action(Action::SignOut, "Sign out"));
+        account.push(action(Action::SignOut, &say!(lang, "menu-sign-out")));
         menu.push(Entry::Sub { label: v.account.clone(), entries: account });
     } else {
         menu.push(action(Action::SignIn, &v.account));
@@ -179,47 +181,52 @@ pub fn entries(v: &TrayView, about: &About) -> Vec<Entry> {
     menu.extend(v.problems.iter().map(|p| match &p.why {
         Some(why) => Entry::Sub {
             label: format!("⚠ {}", p.line),
-            entries: vec![Entry::Disabled(format!("Why: {why}")), action(Action::OpenLogFolder, "Open the log folder")],
+            entries: vec![
+                Entry::Disabled(say!(lang, "menu-why", why = why.as_str())),
+                action(Action::OpenLogFolder, &say!(lang, "menu-open-log-folder")),
+            ],
         },
         None => Entry::Disabled(format!("⚠ {}", p.line)),
     }));
     menu.extend(v.notes.iter().map(|n| Entry::Disabled(n.clone())));
     menu.push(Entry::Separator);
     let follows = if v.follows.is_empty() {
-        vec![Entry::Disabled("Nothing is being followed".into())]
+        vec![Entry::Disabled(say!(lang, "menu-nothing-followed"))]
     } else {
         v.follows.iter().map(|f| action(Action::OpenItem(f.item.clone()), &f.label)).collect()
     };
-    menu.push(Entry::Sub { label: format!("Following ({})", v.follows.len()), entries: follows });
+    menu.push(Entry::Sub { label: say!(lang, "menu-following", n = v.follows.len()), entries: follows });
     menu.push(Entry::Separator);
-    menu.push(Entry::Disabled(if v.unread > 0 { format!("Last notices ({} unread)", v.unread) } else { "Last notices".into() }));
+    menu.push(Entry::Disabled(if v.unread > 0 {
+        say!(lang, "menu-last-notices-unread", n = v.unread)
+    } else {
+        say!(lang, "menu-last-notices")
+    }));
     for n in &v.notices {
         let label = if n.unread { format!("● {}", n.label) } else { format!("   {}", n.label) };
         menu.push(action(Action::OpenNotice(n.key.clone()), &label));
     }
-    menu.push(action(Action::MarkAllRead, "Mark all read"));
+    menu.push(action(Action::MarkAllRead, &say!(lang, "menu-mark-all-read")));
     menu.push(Entry::Separator);
-    let mut pause = vec![action(Action::PauseHour, "For 1 hour"), action(Action::PauseTomorrow, "Until tomorrow")];
+    let mut pause =
+        vec![action(Action::PauseHour, &say!(lang, "menu-pause-hour")), action(Action::PauseTomorrow, &say!(lang, "menu-pause-tomorrow"))];
     if v.paused.is_some() {
-        pause.push(action(Action::Resume, "Resume"));
+        pause.push(action(Action::Resume, &say!(lang, "menu-resume")));
     }
-    let pause_label = match &v.paused {
-        Some(until) => format!("Notifications paused ({until})"),
-        None => "Pause notifications".into(),
-    };
+    let pause_label = v.paused.clone().unwrap_or_else(|| say!(lang, "menu-pause"));
     menu.push(Entry::Sub { label: pause_label, entries: pause });
-    menu.push(action(Action::Settings, "Settings…"));
+    menu.push(action(Action::Settings, &say!(lang, "menu-settings")));
     menu.push(Entry::Sub {
-        label: "About cmux-tray".into(),
+        label: say!(lang, "menu-about"),
         entries: vec![
-            Entry::Disabled(format!("cmux-tray {}", about.version)),
-            Entry::Disabled(format!("Licence: {}", about.licence)),
-            Entry::Disabled(format!("Logs: {}", about.log_dir)),
-            action(Action::OpenLogFolder, "Open the log folder"),
+            Entry::Disabled(say!(lang, "menu-version", version = about.version)),
+            Entry::Disabled(say!(lang, "menu-licence", licence = about.licence)),
+            Entry::Disabled(say!(lang, "menu-logs", dir = about.log_dir.as_str())),
+            action(Action::OpenLogFolder, &say!(lang, "menu-open-log-folder")),
         ],
     });
     menu.push(Entry::Separator);
-    menu.push(action(Action::Quit, "Quit"));
+    menu.push(action(Action::Quit, &say!(lang, "menu-quit")));
     menu
 }
 
@@ -254,10 +261,10 @@ pub fn icon_pixels(icon: Icon) -> anyhow::Result<Pixels> {
 }
 
 /// The tooltip: the account, the unread count, the problems.
-pub fn tooltip(v: &TrayView) -> String {
+pub fn tooltip(lang: &Lang, v: &TrayView) -> String {
     let mut lines = vec![v.account.clone()];
     if v.unread > 0 {
-        lines.push(format!("{} unread", v.unread));
+        lines.push(say!(lang, "menu-unread", n = v.unread));
     }
     lines.extend(v.problems.iter().map(|p| p.line.clone()));
     lines.extend(v.notes.iter().cloned());

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use cmux_tray_engine::lang::Lang;
 use cmux_tray_engine::view::TrayView;
 use tao::event::{Event, StartCause};
 use tao::event_loop::{ControlFlow, EventLoopBuilder};
@@ -41,9 +42,9 @@ fn item(entry: Entry) -> tray_icon::menu::Result<Box<dyn IsMenuItem>> {
     })
 }
 
-fn menu(view: &TrayView, about: &super::About) -> tray_icon::menu::Result<Menu> {
+fn menu(lang: &Lang, view: &TrayView, about: &super::About) -> tray_icon::menu::Result<Menu> {
     let menu = Menu::new();
-    for entry in super::entries(view, about) {
+    for entry in super::entries(lang, view, about) {
         menu.append(item(entry)?.as_ref())?;
     }
     Ok(menu)
@@ -54,22 +55,22 @@ fn icon(view: &TrayView) -> anyhow::Result<tray_icon::Icon> {
     Ok(tray_icon::Icon::from_rgba(p.rgba, p.width, p.height)?)
 }
 
-fn build(view: &TrayView, about: &super::About) -> anyhow::Result<TrayIcon> {
+fn build(lang: &Lang, view: &TrayView, about: &super::About) -> anyhow::Result<TrayIcon> {
     Ok(TrayIconBuilder::new()
         .with_id("cmux-tray")
         .with_icon(icon(view)?)
-        .with_tooltip(super::tooltip(view))
-        .with_menu(Box::new(menu(view, about)?))
+        .with_tooltip(super::tooltip(lang, view))
+        .with_menu(Box::new(menu(lang, view, about)?))
         .with_menu_on_left_click(false)
         .build()?)
 }
 
-fn redraw(tray: &TrayIcon, shown: &TrayView, view: &TrayView, about: &super::About) -> anyhow::Result<()> {
+fn redraw(lang: &Lang, tray: &TrayIcon, shown: &TrayView, view: &TrayView, about: &super::About) -> anyhow::Result<()> {
     if view.icon != shown.icon {
         tray.set_icon(Some(icon(view)?))?;
     }
-    tray.set_tooltip(Some(super::tooltip(view)))?;
-    tray.set_menu(Some(Box::new(menu(view, about)?)));
+    tray.set_tooltip(Some(super::tooltip(lang, view)))?;
+    tray.set_menu(Some(Box::new(menu(lang, view, about)?)));
     Ok(())
 }
 
@@ -110,7 +111,12 @@ pub fn run(runtime: tokio::runtime::Runtime, app: Arc<App>, stop: impl FnOnce(&t
         match event {
             // macOS wants the tray made once the loop runs.
             Event::NewEvents(StartCause::Init) => {
-                match app.engine.tray_view().map_err(anyhow::Error::from).and_then(|v| Ok((build(&v, &super::About::of(&app))?, v))) {
+                match app
+                    .engine
+                    .tray_view()
+                    .map_err(anyhow::Error::from)
+                    .and_then(|v| Ok((build(app.engine.lang(), &v, &super::About::of(&app))?, v)))
+                {
                     Ok(made) => tray = Some(made),
                     Err(e) => tracing::error!("the tray: {e:#}"),
                 }
@@ -126,7 +132,7 @@ pub fn run(runtime: tokio::runtime::Runtime, app: Arc<App>, stop: impl FnOnce(&t
                 if let (Some((icon, shown)), Ok(view)) = (tray.as_mut(), app.engine.tray_view())
                     && view != *shown
                 {
-                    if let Err(e) = redraw(icon, shown, &view, &super::About::of(&app)) {
+                    if let Err(e) = redraw(app.engine.lang(), icon, shown, &view, &super::About::of(&app)) {
                         tracing::warn!("redrawing the tray: {e:#}");
                     }
                     *shown = view;

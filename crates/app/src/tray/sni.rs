@@ -65,7 +65,7 @@ impl ksni::Tray for CmuxTray {
     }
 
     fn tool_tip(&self) -> ksni::ToolTip {
-        ksni::ToolTip { title: "cmux-tray".into(), description: super::tooltip(&self.view), ..Default::default() }
+        ksni::ToolTip { title: "cmux-tray".into(), description: super::tooltip(self.app.engine.lang(), &self.view), ..Default::default() }
     }
 
     /// A left click opens the history.
@@ -74,7 +74,7 @@ impl ksni::Tray for CmuxTray {
     }
 
     fn menu(&self) -> Vec<MenuItem<Self>> {
-        super::entries(&self.view, &super::About::of(&self.app)).into_iter().map(render).collect()
+        super::entries(self.app.engine.lang(), &self.view, &super::About::of(&self.app)).into_iter().map(render).collect()
     }
 }
 

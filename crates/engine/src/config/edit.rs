@@ -19,6 +19,7 @@ pub const EDITABLE: &[(&str, &str)] = &[
     ("cloud.proxy", "the proxy to the cloud (http://host:port, socks5://host:port), or none; empty: the environment's"),
     ("local.socket_path", "where the local socket lives (an absolute path)"),
     ("updates.feed", "a release feed asked once a day for a newer version (an https URL); empty: no check"),
+    ("general.language", "the language of the tray, the windows and the banners (en, de); empty: the system's"),
 ];
 
 /// The value in force for `key`: a `[delivery]` key, or one of [`EDITABLE`] (as the file says,
@@ -38,6 +39,7 @@ pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
         "cloud.proxy" => Ok(proxy_in_file(&text)),
         "local.socket_path" => Ok(s.socket_path.map(|p| p.display().to_string()).unwrap_or_default()),
         "updates.feed" => Ok(s.update_feed.unwrap_or_default()),
+        "general.language" => Ok(s.language.map(|l| l.as_str().to_string()).unwrap_or_default()),
         _ => Err(unknown(key)),
     }
 }

@@ -111,6 +111,8 @@ pub struct Settings {
     pub keyring_probe: Option<std::time::Duration>,
     /// `[updates] feed`: the release feed asked for a newer version; none: no check.
     pub update_feed: Option<String>,
+    /// `[general] language`: the language words are said in; none: the system's.
+    pub language: Option<crate::lang::Language>,
     /// Unknown keys and other things worth a warning.
     pub warnings: Vec<String>,
 }
@@ -247,6 +249,30 @@ impl Settings {
                         }
                     }
                 }
+                ("general", toml::Value::Table(general)) => {
+                    for (key, v) in general {
+                        match (key.as_str(), v) {
+                            ("language", toml::Value::String(code)) if code.trim().is_empty() => self.language = None,
+                            ("language", value) => {
+                                let code = value.as_str().unwrap_or_default();
+                                self.language = Some(crate::lang::Language::of_code(code.trim()).ok_or_else(|| ConfigError::Value {
+                                    where_: where_.clone(),
+                                    key: "general.language".into(),
+                                    value: value.to_string(),
+                                    allowed: format!(
+                                            "one of {}, or empty for the system's",
+                                            crate::lang::Language::ALL
+                                                .iter()
+                                                .map(|l| format!("{:?}", l.as_str()))
+                                                .collect::<Vec<_>>()
+                                                .join(", ")
+                                        ),
+                                })?);
+                            }
+                            (other, _) => self.warnings.push(format!("{where_}: unknown key general.{other} (ignored)")),
+                        }
+                    }
+                }
                 // Sections other modules own ([notify] is the client's) are read there.
                 ("notify" | "delivery", _) => {}
                 (other, _) => self.warnings.push(format!("{where_}: unknown section or key {other} (ignored)")),
@@ -271,6 +297,7 @@ impl Default for Settings {
             desktop_retry: None,
             keyring_probe: None,
             update_feed: None,
+            language: None,
             warnings: Vec::new(),
         }
     }

@@ -11,6 +11,7 @@ use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
 use crate::lock::Locked;
 use crate::place::Place;
+use crate::say;
 use crate::store::{FollowKind, StoreError, StoredNotice};
 use crate::terminal::RevealError;
 
@@ -77,13 +78,17 @@ impl Engine {
     /// What a click on this notice opens, in words, for the history's rows (the same route a
     /// click takes).
     pub(super) fn opens(&self, notice: &StoredNotice) -> String {
+        let lang = &self.inner.lang;
         match self.route(notice) {
-            Route::Link(url) if url.starts_with("cmux://") => "Opens its cmux surface".into(),
-            Route::Link(_) => format!("Opens a workspace on {}", notice.host.as_deref().unwrap_or("its host")),
-            Route::Terminal(place) => format!("Brings {} forward", place.describe()),
-            Route::Card if notice.item.starts_with("run:") => "Opens the Run's card".into(),
-            Route::Card if notice.item.starts_with("handoff:") => "Opens the hand-off's card".into(),
-            Route::Card => "Opens the history".into(),
+            Route::Link(url) if url.starts_with("cmux://") => say!(lang, "opens-surface"),
+            Route::Link(_) => match notice.host.as_deref() {
+                Some(host) => say!(lang, "opens-workspace", host = host),
+                None => say!(lang, "opens-workspace-unknown"),
+            },
+            Route::Terminal(place) => say!(lang, "opens-terminal", place = place.describe()),
+            Route::Card if notice.item.starts_with("run:") => say!(lang, "opens-run-card"),
+            Route::Card if notice.item.starts_with("handoff:") => say!(lang, "opens-handoff-card"),
+            Route::Card => say!(lang, "opens-history"),
         }
     }
 
@@ -103,8 +108,8 @@ impl Engine {
                 Ok(()) => Some(place.describe()),
                 Err(e) => {
                     let note = match &e {
-                        RevealError::Gone(why) => format!("{why}, so this is what it said."),
-                        RevealError::Failed(why) => format!("It could not be brought forward ({why}), so this is what it said."),
+                        RevealError::Gone(why) => say!(self.inner.lang, "reveal-gone", why = why.as_str()),
+                        RevealError::Failed(why) => say!(self.inner.lang, "reveal-failed", why = why.as_str()),
                     };
                     tracing::info!(key = %notice.key, place = %place.describe(), "the click opens the card instead: {e}");
                     if let Err(e) = self.inner.store.set_reveal_note(&notice.key, &note) {

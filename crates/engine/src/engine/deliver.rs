@@ -196,8 +196,8 @@ impl Engine {
                 let banner = app_notice(
                     &format!("coalesced:{}:{now_ms}", source.as_str()),
                     &format!("coalesced:{}", source.as_str()),
-                    policy::coalesced_title(source, batch.len() + recent),
-                    policy::list_body(&titles),
+                    policy::coalesced_title(&self.inner.lang, source, batch.len() + recent),
+                    policy::list_body(&self.inner.lang, &titles),
                 );
                 let folded = leader.as_ref().map(|l| l.key.clone());
                 let stored = self
@@ -237,8 +237,8 @@ impl Engine {
                     let summary = app_notice(
                         &format!("summary:{now_ms}"),
                         "summary",
-                        policy::summary_title(held.len(), reason),
-                        policy::list_body(&titles),
+                        policy::summary_title(&self.inner.lang, held.len(), reason),
+                        policy::list_body(&self.inner.lang, &titles),
                     );
                     let stored = self
                         .off_thread(move |o| {

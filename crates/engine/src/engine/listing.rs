@@ -75,7 +75,8 @@ impl Engine {
                 if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {
                     self.not_followed(e);
                 }
-                let _ = self.inner.store.set_follow_title(FollowKind::Run, run.id.as_str(), &notice::run_title(&run.task));
+                let _ =
+                    self.inner.store.set_follow_title(FollowKind::Run, run.id.as_str(), &notice::run_title(&self.inner.lang, &run.task));
             }
         }
         self.changed();
@@ -89,11 +90,11 @@ impl Engine {
         let store = &self.inner.store;
         let now = self.inner.clock.now_ms();
         if store.add_follow(FollowKind::Handoff, h.id.as_str(), &session.account, h.version, false, now)? {
-            let verdict = notice::handoff_verdict(h);
+            let verdict = notice::handoff_verdict(&self.inner.lang, h);
             let step = HandoffStep { id: h.id.as_str(), version: h.version, notice: verdict.notice.as_ref(), silent: true, closes: false };
             store.record_handoff(step, &session.account, now)?;
         }
-        store.set_follow_title(FollowKind::Handoff, h.id.as_str(), &notice::handoff_title(h))?;
+        store.set_follow_title(FollowKind::Handoff, h.id.as_str(), &notice::handoff_title(&self.inner.lang, h))?;
         self.inner.follower.follow_handoff(session, &h.id, h.version, false)
     }
 }

@@ -54,7 +54,6 @@ mod updates;
 mod views;
 
 pub use crate::status::Status;
-pub use views::sign_in_ended;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -101,6 +100,8 @@ pub struct EngineOptions {
     pub desktop_retry: std::time::Duration,
     /// The release feed asked for a newer version (docs/configuration.md, "Updates"); none: no check.
     pub update_feed: Option<url::Url>,
+    /// The language and locale (the host's: the system's, or `[general] language`).
+    pub lang: Arc<crate::lang::Lang>,
 }
 
 impl EngineOptions {
@@ -118,6 +119,7 @@ impl EngineOptions {
             secrets: None,
             desktop_retry: deliver::DESKTOP_RETRY,
             update_feed: None,
+            lang: Arc::new(crate::lang::Lang::english()),
             terminals: Arc::new(crate::terminal::System),
         }
     }
@@ -170,6 +172,8 @@ struct Inner {
     updates: updates::Updates,
     terminals: Arc<dyn crate::terminal::Terminals>,
     clock: Clock,
+    /// The words and dates the tray, the windows and the banners are said in.
+    lang: Arc<crate::lang::Lang>,
     /// The delivery policy's settings, and where they come from.
     delivery: settings::DeliveryCell,
     /// Wakes the deliverer: a notice saved, a setting changed, a hold ended.
@@ -192,6 +196,7 @@ impl Engine {
             cloud.clone(),
             store.clone(),
             opts.clock.clone(),
+            opts.lang.clone(),
             opts.pacing,
             opts.limits,
             tracker.clone(),
@@ -233,6 +238,7 @@ impl Engine {
                 updates: updates::Updates { feed: opts.update_feed, newer: Mutex::new(None) },
                 terminals: opts.terminals,
                 clock: opts.clock,
+                lang: opts.lang,
                 delivery: settings::DeliveryCell::new(opts.config_file.clone()),
                 deliver,
                 shutdown,

@@ -2,6 +2,7 @@
 //! a switch of account, signing out, and a token the cloud refused (`account` keeps a sign-in
 //! going: the device code, renewal, the saved sign-in).
 
+use crate::say;
 use std::sync::Arc;
 
 use secrecy::SecretString;
@@ -175,8 +176,8 @@ impl Engine {
             item: format!("account:{account}"),
             source: Source::App,
             status: "sign-in-needed".into(),
-            title: "cmux-tray: sign in again".into(),
-            body: "The cloud refused the access token; Runs and hand-offs are not being followed.".into(),
+            title: say!(self.inner.lang, "sign-in-again-title"),
+            body: say!(self.inner.lang, "sign-in-again-body"),
             urgent: false,
             local: None,
             session_id: None,

@@ -67,7 +67,7 @@ impl Engine {
         }
         problems.extend(self.inner.delivery.problem());
         let mut status = Status::read(&self.inner.store, problems.iter().map(Problem::to_string).collect())?;
-        status.problem_lines = problems.iter().map(Problem::headline).collect();
+        status.problem_lines = problems.iter().map(|p| p.headline(&self.inner.lang)).collect();
         status.update_available = self.update_available();
         status.network = Some(self.cloud_route());
         let secrets = self.secret_store();

@@ -2,9 +2,10 @@
 //! (`crate::view` holds the pure parts and their words).
 
 use super::{Engine, EngineError};
+use crate::lang::Lang;
 use crate::lock::Locked;
-use crate::store::{Card, FollowKind, StoredNotice};
-use crate::view::history::{HandoffCard, HistoryFilter, HistoryRow, HistoryView};
+use crate::store::{FollowKind, StoredNotice};
+use crate::view::history::{HandoffCard, HistoryFilter, HistoryRow, HistoryView, RunCard};
 use crate::view::settings::{KeptIn, SettingsView};
 use crate::view::signin::{self, Ended, SignInView};
 
@@ -14,7 +15,12 @@ const HISTORY_ROWS: usize = 500;
 impl Engine {
     /// What the tray shows now.
     pub fn tray_view(&self) -> Result<crate::view::TrayView, EngineError> {
-        Ok(crate::view::tray_view(&self.status()?))
+        Ok(crate::view::tray_view(&self.inner.lang, &self.status()?, self.inner.clock.now_ms(), &local_zone()))
+    }
+
+    /// The language and locale everything is said in.
+    pub fn lang(&self) -> &Lang {
+        &self.inner.lang
     }
 
     /// The history window's rows and follows, narrowed by `filter`.
@@ -23,14 +29,22 @@ impl Engine {
         let notices = store.recent_notices(HISTORY_ROWS)?;
         let follows = store.follows(200)?;
         let opens = |n: &StoredNotice| self.opens(n);
-        Ok(crate::view::history::history_view(&notices, &follows, filter, &opens, self.inner.clock.now_ms(), &local_zone()))
+        Ok(crate::view::history::history_view(
+            &self.inner.lang,
+            &notices,
+            &follows,
+            filter,
+            &opens,
+            self.inner.clock.now_ms(),
+            &local_zone(),
+        ))
     }
 
     /// One item's notices (a hand-off's turns), newest last, as the history shows them.
     pub fn item_rows(&self, item: &str) -> Result<Vec<HistoryRow>, EngineError> {
         let notices = self.inner.store.notices_for_item(item, 200)?;
         let (now, tz) = (self.inner.clock.now_ms(), local_zone());
-        Ok(notices.iter().map(|n| crate::view::history::row(n, self.opens(n), now, &tz)).collect())
+        Ok(notices.iter().map(|n| crate::view::history::row(&self.inner.lang, n, self.opens(n), now, &tz)).collect())
     }
 
     /// A notice as stored, for its card (a terminal's notice whose click could not reach it).
@@ -39,8 +53,8 @@ impl Engine {
     }
 
     /// An ended Run's card: what its banner's click opens.
-    pub fn run_card(&self, run_id: &str) -> Result<Option<Card>, EngineError> {
-        Ok(self.inner.store.card(run_id)?)
+    pub fn run_card(&self, run_id: &str) -> Result<Option<RunCard>, EngineError> {
+        Ok(self.inner.store.card(run_id)?.map(|card| crate::view::history::run_card(&self.inner.lang, card)))
     }
 
     /// A hand-off's card: its follow (title, state) and its turns as this app saw them.
@@ -57,8 +71,8 @@ impl Engine {
         let tz = self.time_zone(&settings);
         let system = jiff::tz::TimeZone::try_system().ok().and_then(|z| z.iana_name().map(String::from)).unwrap_or_else(|| "UTC".into());
         let now = jiff::Timestamp::from_millisecond(self.inner.clock.now_ms()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-        let mut view = crate::view::settings::settings_view(&settings, self.paused(), now, &tz, &system);
-        view.update = self.update_available().map(|v| crate::view::tray::available(&v));
+        let mut view = crate::view::settings::settings_view(&self.inner.lang, &settings, self.paused(), now, &tz, &system);
+        view.update = self.update_available().map(|v| crate::view::tray::available(&self.inner.lang, &v));
         view.banners_off = self.banners_off();
         view
     }
@@ -70,9 +84,9 @@ impl Engine {
         let session = self.session()?;
         let kept = self.inner.account.renewal.locked().as_ref().is_some_and(|r| r.account == session.account);
         if !kept {
-            return Some(crate::view::settings::kept_in_memory());
+            return Some(crate::view::settings::kept_in_memory(&self.inner.lang));
         }
-        self.secret_store().as_ref().map(crate::view::settings::kept_in)
+        self.secret_store().as_ref().map(|store| crate::view::settings::kept_in(&self.inner.lang, store))
     }
 }
 
@@ -81,13 +95,27 @@ fn local_zone() -> jiff::tz::TimeZone {
     jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC)
 }
 
-/// How a sign-in ended, in the sign-in window's words.
-pub fn sign_in_ended(result: &Result<crate::cloud::Me, EngineError>) -> SignInView {
-    signin::ended(match result {
-        Ok(me) => Ended::SignedIn { email: me.email.clone() },
-        Err(EngineError::DeviceExpired) => Ended::Expired,
-        Err(e) => Ended::Refused { why: e.to_string() },
-    })
+impl Engine {
+    /// How a sign-in ended, in the sign-in window's words.
+    pub fn sign_in_ended(&self, result: &Result<crate::cloud::Me, EngineError>) -> SignInView {
+        sign_in_ended(&self.inner.lang, result)
+    }
+
+    /// While the person confirms the code in the browser, in the sign-in window's words.
+    pub fn sign_in_waiting(&self, expires_in_seconds: u64) -> SignInView {
+        signin::waiting(&self.inner.lang, expires_in_seconds)
+    }
+}
+
+fn sign_in_ended(lang: &Lang, result: &Result<crate::cloud::Me, EngineError>) -> SignInView {
+    signin::ended(
+        lang,
+        match result {
+            Ok(me) => Ended::SignedIn { email: me.email.clone() },
+            Err(EngineError::DeviceExpired) => Ended::Expired,
+            Err(e) => Ended::Refused { why: e.to_string() },
+        },
+    )
 }
 
 #[cfg(test)]
@@ -97,8 +125,8 @@ mod tests {
 
     #[test]
     fn a_sign_in_error_reads_as_the_window_says_it() {
-        assert_eq!(sign_in_ended(&Err(EngineError::DeviceExpired)).state, SignInState::Expired);
-        let refused = sign_in_ended(&Err(EngineError::SignIn(crate::cloud::CloudError::StaleToken)));
+        assert_eq!(sign_in_ended(&Lang::english(), &Err(EngineError::DeviceExpired)).state, SignInState::Expired);
+        let refused = sign_in_ended(&Lang::english(), &Err(EngineError::SignIn(crate::cloud::CloudError::StaleToken)));
         assert_eq!(refused.state, SignInState::Refused);
         assert!(refused.detail.contains("refused (401)"), "{}", refused.detail);
     }

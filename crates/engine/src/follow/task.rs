@@ -84,8 +84,8 @@ impl Follower {
                 progress.failures = 0;
                 self.reachable(None);
                 let named = match &answer {
-                    Answer::Run(run) => notice::run_title(&run.task),
-                    Answer::Handoff(h) => notice::handoff_title(h),
+                    Answer::Run(run) => notice::run_title(&inner.lang, &run.task),
+                    Answer::Handoff(h) => notice::handoff_title(&inner.lang, h),
                 };
                 if progress.title.as_ref() != Some(&named) {
                     let (kind, id, name) = (row.kind, row.id.clone(), named.clone());
@@ -172,12 +172,13 @@ impl Follower {
             return Ok(None);
         }
         let (run, id, account, now) = (Box::new(run), row.id.clone(), session.account.clone(), self.inner.clock.now_ms());
+        let lang = self.inner.lang.clone();
         // The cancel note is read in the write's commit, not on a runtime worker, which would
         // wait for the connection while a burst of ends commits and hold up the answers still
         // coming in.
         let (told, run) = self
             .on_store(move |o| {
-                let notice = match notice::run_verdict(&run, o.cancel_noted(&id)?) {
+                let notice = match notice::run_verdict(&lang, &run, o.cancel_noted(&id)?) {
                     RunVerdict::Going | RunVerdict::EndedQuietly => None,
                     RunVerdict::Ended(n) => Some(n),
                 };
@@ -208,7 +209,7 @@ impl Follower {
         changed_at: &mut i64,
         h: Handoff,
     ) -> Result<Option<FollowEnd>, StoreError> {
-        let verdict = notice::handoff_verdict(&h);
+        let verdict = notice::handoff_verdict(&self.inner.lang, &h);
         // An answer at the hold's end with nothing new is no change (and no age reset).
         if h.version <= *cursor && !verdict.closes {
             return Ok(None);

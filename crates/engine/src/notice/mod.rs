@@ -8,6 +8,8 @@ pub mod local;
 use serde::{Deserialize, Serialize};
 
 use crate::cloud::{Handoff, HandoffStatus, Outcome, Run};
+use crate::lang::Lang;
+use crate::say;
 use crate::text;
 
 crate::words::text_enum! {
@@ -79,7 +81,7 @@ pub enum RunVerdict {
 }
 
 /// A Run's end is news once, unless this app cancelled it.
-pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
+pub fn run_verdict(lang: &Lang, run: &Run, cancelled_here: bool) -> RunVerdict {
     if !run.is_terminal() {
         return RunVerdict::Going;
     }
@@ -98,8 +100,8 @@ pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
         item: run_item(run.id.as_str()),
         source: Source::Run,
         status: status.into(),
-        title: run_title(&run.task),
-        body: run_body(outcome).into(),
+        title: run_title(lang, &run.task),
+        body: run_body(lang, outcome),
         urgent: false,
         local: None,
         session_id: run.receipt.as_ref().and_then(|r| r.session_id.clone()),
@@ -108,16 +110,16 @@ pub fn run_verdict(run: &Run, cancelled_here: bool) -> RunVerdict {
 }
 
 /// A Run banner's title: the task's first line (cut like a body), else "Cloud Run".
-pub fn run_title(task: &str) -> String {
-    text::first_line(task).map(|l| text::cut(&l, text::MAX_BODY_CHARS)).unwrap_or_else(|| "Cloud Run".into())
+pub fn run_title(lang: &Lang, task: &str) -> String {
+    text::first_line(task).map(|l| text::cut(&l, text::MAX_BODY_CHARS)).unwrap_or_else(|| say!(lang, "run-title"))
 }
 
-pub fn run_body(outcome: Outcome) -> &'static str {
+pub fn run_body(lang: &Lang, outcome: Outcome) -> String {
     match outcome {
-        Outcome::Finished => "Run finished",
-        Outcome::Failed => "Run failed",
-        Outcome::TimedOut => "Run timed out",
-        Outcome::Cancelled => "Run cancelled",
+        Outcome::Finished => say!(lang, "run-finished"),
+        Outcome::Failed => say!(lang, "run-failed"),
+        Outcome::TimedOut => say!(lang, "run-timed-out"),
+        Outcome::Cancelled => say!(lang, "run-cancelled"),
     }
 }
 
@@ -131,12 +133,12 @@ pub struct HandoffVerdict {
 }
 
 /// Done, failed and needs-you are news, once per (id, turn, status); cancel and progress never.
-pub fn handoff_verdict(h: &Handoff) -> HandoffVerdict {
+pub fn handoff_verdict(lang: &Lang, h: &Handoff) -> HandoffVerdict {
     let closes = h.is_closed();
     let word = match h.status {
-        HandoffStatus::Done => "Done",
-        HandoffStatus::Failed => "Failed",
-        HandoffStatus::NeedsYou => "Needs you",
+        HandoffStatus::Done => say!(lang, "handoff-done"),
+        HandoffStatus::Failed => say!(lang, "handoff-failed"),
+        HandoffStatus::NeedsYou => say!(lang, "handoff-needs-you"),
         HandoffStatus::Cancelled | HandoffStatus::Starting | HandoffStatus::Running => {
             return HandoffVerdict { notice: None, closes };
         }
@@ -145,14 +147,14 @@ pub fn handoff_verdict(h: &Handoff) -> HandoffVerdict {
     let summary = if h.status.ends_turn() { h.summary.as_deref().and_then(text::one_line) } else { None };
     let body = match summary {
         Some(s) => text::cut(&format!("{word} — {s}"), text::MAX_BODY_CHARS),
-        None => word.to_string(),
+        None => word,
     };
     let notice = Notice {
         key: format!("handoff:{}:{}:{}", h.id, h.turn, h.status.as_str()),
         item: handoff_item(h.id.as_str()),
         source: Source::Handoff,
         status: h.status.as_str().into(),
-        title: handoff_title(h),
+        title: handoff_title(lang, h),
         body,
         urgent: h.status == HandoffStatus::NeedsYou,
         local: None,
@@ -163,13 +165,13 @@ pub fn handoff_verdict(h: &Handoff) -> HandoffVerdict {
 }
 
 /// The chat's tab title, else the summary's first line, else "Cloud task".
-pub fn handoff_title(h: &Handoff) -> String {
+pub fn handoff_title(lang: &Lang, h: &Handoff) -> String {
     h.title
         .as_deref()
         .and_then(text::one_line)
         .or_else(|| h.summary.as_deref().and_then(text::first_line))
         .map(|t| text::cut(&t, text::MAX_BODY_CHARS))
-        .unwrap_or_else(|| "Cloud task".into())
+        .unwrap_or_else(|| say!(lang, "handoff-title"))
 }
 
 #[cfg(test)]
@@ -214,52 +216,52 @@ mod tests {
         for (status, outcome, body) in cases {
             let mut r = run(status, "\nFix the flaky login test\n\nDetails …");
             r.outcome = outcome;
-            let RunVerdict::Ended(n) = run_verdict(&r, false) else { panic!("{status:?} ends") };
+            let RunVerdict::Ended(n) = run_verdict(&Lang::english(), &r, false) else { panic!("{status:?} ends") };
             assert_eq!((n.title.as_str(), n.body.as_str()), ("Fix the flaky login test", body));
             assert_eq!(n.key, "run:run_0123456789abcdef0123");
         }
-        assert_eq!(run_title("   "), "Cloud Run");
+        assert_eq!(run_title(&Lang::english(), "   "), "Cloud Run");
     }
 
     #[test]
     fn progress_is_not_an_end_and_an_own_cancel_is_quiet() {
         for s in [RunStatus::Queued, RunStatus::Running, RunStatus::Cancelling] {
-            assert_eq!(run_verdict(&run(s, "t"), false), RunVerdict::Going);
+            assert_eq!(run_verdict(&Lang::english(), &run(s, "t"), false), RunVerdict::Going);
         }
-        assert_eq!(run_verdict(&run(RunStatus::Cancelled, "t"), true), RunVerdict::EndedQuietly);
+        assert_eq!(run_verdict(&Lang::english(), &run(RunStatus::Cancelled, "t"), true), RunVerdict::EndedQuietly);
         // A note of our cancel does not silence a Run that ended some other way first.
-        assert!(matches!(run_verdict(&run(RunStatus::Succeeded, "t"), true), RunVerdict::Ended(_)));
-        assert!(matches!(run_verdict(&run(RunStatus::Cancelled, "t"), false), RunVerdict::Ended(_)));
+        assert!(matches!(run_verdict(&Lang::english(), &run(RunStatus::Succeeded, "t"), true), RunVerdict::Ended(_)));
+        assert!(matches!(run_verdict(&Lang::english(), &run(RunStatus::Cancelled, "t"), false), RunVerdict::Ended(_)));
     }
 
     #[test]
     fn the_handoff_banners_words() {
         let open = Some(HandoffState::Open);
-        let n = handoff_verdict(&handoff(HandoffStatus::Done, open)).notice.unwrap();
+        let n = handoff_verdict(&Lang::english(), &handoff(HandoffStatus::Done, open)).notice.unwrap();
         assert_eq!(n.title, "Which branch should I push to?");
         assert_eq!(n.body, "Done — Which branch should I push to? I found two …");
         assert_eq!(n.key, "handoff:ho_0123456789abcdef0123:2:done");
         assert_eq!(n.item, "handoff:ho_0123456789abcdef0123");
-        let n = handoff_verdict(&handoff(HandoffStatus::NeedsYou, open)).notice.unwrap();
+        let n = handoff_verdict(&Lang::english(), &handoff(HandoffStatus::NeedsYou, open)).notice.unwrap();
         assert_eq!((n.body.as_str(), n.urgent), ("Needs you", true));
-        let n = handoff_verdict(&handoff(HandoffStatus::Failed, open)).notice.unwrap();
+        let n = handoff_verdict(&Lang::english(), &handoff(HandoffStatus::Failed, open)).notice.unwrap();
         assert!(n.body.starts_with("Failed — "));
         let mut titled = handoff(HandoffStatus::Done, open);
         titled.title = Some("Refactor the parser".into());
-        assert_eq!(handoff_verdict(&titled).notice.unwrap().title, "Refactor the parser");
+        assert_eq!(handoff_verdict(&Lang::english(), &titled).notice.unwrap().title, "Refactor the parser");
         titled.title = None;
         titled.summary = None;
-        let n = handoff_verdict(&titled).notice.unwrap();
+        let n = handoff_verdict(&Lang::english(), &titled).notice.unwrap();
         assert_eq!((n.title.as_str(), n.body.as_str()), ("Cloud task", "Done"));
     }
 
     #[test]
     fn cancel_and_progress_never_post() {
         for s in [HandoffStatus::Cancelled, HandoffStatus::Starting, HandoffStatus::Running] {
-            assert_eq!(handoff_verdict(&handoff(s, Some(HandoffState::Open))).notice, None);
+            assert_eq!(handoff_verdict(&Lang::english(), &handoff(s, Some(HandoffState::Open))).notice, None);
         }
         // A legacy store closes at its first cancel, still without a notice.
-        let v = handoff_verdict(&handoff(HandoffStatus::Cancelled, None));
+        let v = handoff_verdict(&Lang::english(), &handoff(HandoffStatus::Cancelled, None));
         assert_eq!((v.notice, v.closes), (None, true));
     }
 }

@@ -9,6 +9,8 @@
 pub mod schedule;
 pub mod settings;
 
+use crate::lang::Lang;
+use crate::say;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -150,29 +152,28 @@ pub fn sounds(s: &DeliverySettings, source: Source, last_sound: Option<Timestamp
 }
 
 /// The words of a coalesced banner: "5 Runs ended".
-pub fn coalesced_title(source: Source, n: usize) -> String {
+pub fn coalesced_title(lang: &Lang, source: Source, n: usize) -> String {
     match source {
-        Source::Run => format!("{n} Runs ended"),
-        Source::Handoff => format!("{n} hand-off updates"),
-        Source::Local | Source::App => format!("{n} notices from your terminals"),
+        Source::Run => say!(lang, "coalesced-runs", n = n),
+        Source::Handoff => say!(lang, "coalesced-handoffs", n = n),
+        Source::Local | Source::App => say!(lang, "coalesced-terminals", n = n),
     }
 }
 
 /// The words of the summary after quiet hours or a pause.
-pub fn summary_title(n: usize, reason: Reason) -> String {
-    let what = if n == 1 { "1 notice".to_string() } else { format!("{n} notices") };
+pub fn summary_title(lang: &Lang, n: usize, reason: Reason) -> String {
     match reason {
-        Reason::Paused => format!("{what} while notifications were paused"),
-        _ => format!("{what} while you were away"),
+        Reason::Paused => say!(lang, "summary-paused", n = n),
+        _ => say!(lang, "summary-away", n = n),
     }
 }
 
 /// A body listing the first titles: "A, B, C and 2 more".
-pub fn list_body(titles: &[String]) -> String {
+pub fn list_body(lang: &Lang, titles: &[String]) -> String {
     let shown: Vec<&str> = titles.iter().take(3).map(String::as_str).collect();
     let body = match titles.len().saturating_sub(3) {
         0 => shown.join(", "),
-        more => format!("{} and {more} more", shown.join(", ")),
+        more => say!(lang, "list-more", list = shown.join(", "), n = more),
     };
     crate::text::cut(&body, crate::text::MAX_BODY_CHARS)
 }

@@ -1,5 +1,6 @@
 //! The policy's decisions, table-driven over a fake clock and zone.
 
+use crate::lang::Lang;
 use std::time::Duration;
 
 use jiff::civil::DateTime;
@@ -100,12 +101,12 @@ fn one_sound_per_source_per_cooldown() {
 
 #[test]
 fn the_words_of_summaries_and_bursts() {
-    assert_eq!(coalesced_title(Source::Run, 5), "5 Runs ended");
-    assert_eq!(summary_title(3, Reason::QuietHours), "3 notices while you were away");
-    assert_eq!(summary_title(1, Reason::Paused), "1 notice while notifications were paused");
+    assert_eq!(coalesced_title(&Lang::english(), Source::Run, 5), "5 Runs ended");
+    assert_eq!(summary_title(&Lang::english(), 3, Reason::QuietHours), "3 notices while you were away");
+    assert_eq!(summary_title(&Lang::english(), 1, Reason::Paused), "1 notice while notifications were paused");
     let titles: Vec<String> = ["A", "B", "C", "D", "E"].iter().map(|s| s.to_string()).collect();
-    assert_eq!(list_body(&titles), "A, B, C and 2 more");
-    assert_eq!(list_body(&titles[..2]), "A, B");
+    assert_eq!(list_body(&Lang::english(), &titles), "A, B, C and 2 more");
+    assert_eq!(list_body(&Lang::english(), &titles[..2]), "A, B");
 }
 
 #[test]

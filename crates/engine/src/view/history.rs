@@ -6,9 +6,11 @@ use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 
 use super::words;
+use crate::lang::Lang;
 use crate::notice::Source;
 use crate::policy::Reason;
-use crate::store::{FollowKind, FollowRow, NoticeState, StoredNotice};
+use crate::say;
+use crate::store::{Card, FollowKind, FollowRow, NoticeState, StoredNotice};
 
 /// What kind of notice a row is, as the history's icons and filter name it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,22 +34,22 @@ impl NoticeKind {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub fn label(self, lang: &Lang) -> String {
         match self {
-            NoticeKind::Run => "Run",
-            NoticeKind::Handoff => "Hand-off",
-            NoticeKind::Terminal => "Terminal",
-            NoticeKind::App => "cmux-tray",
+            NoticeKind::Run => say!(lang, "kind-run"),
+            NoticeKind::Handoff => say!(lang, "kind-handoff"),
+            NoticeKind::Terminal => say!(lang, "kind-terminal"),
+            NoticeKind::App => say!(lang, "kind-app"),
         }
     }
 
     /// As the filter lists them.
-    pub fn plural(self) -> &'static str {
+    pub fn plural(self, lang: &Lang) -> String {
         match self {
-            NoticeKind::Run => "Runs",
-            NoticeKind::Handoff => "Hand-offs",
-            NoticeKind::Terminal => "Terminals",
-            NoticeKind::App => "cmux-tray",
+            NoticeKind::Run => say!(lang, "kinds-run"),
+            NoticeKind::Handoff => say!(lang, "kinds-handoff"),
+            NoticeKind::Terminal => say!(lang, "kinds-terminal"),
+            NoticeKind::App => say!(lang, "kinds-app"),
         }
     }
 }
@@ -76,7 +78,7 @@ impl HistoryFilter {
 pub struct HistoryRow {
     pub key: String,
     pub kind: NoticeKind,
-    pub kind_label: &'static str,
+    pub kind_label: String,
     pub title: String,
     /// The body's first line, cut to fit one line.
     pub line: String,
@@ -107,6 +109,7 @@ pub struct FollowLine {
     /// `run:<id>` or `handoff:<id>`.
     pub item: String,
     pub kind: NoticeKind,
+    pub kind_label: String,
     pub title: String,
     /// "Running for 12 min", "Open for 2 h 5 min".
     pub state: String,
@@ -133,6 +136,29 @@ pub struct HistoryView {
     pub empty: String,
 }
 
+/// An ended Run's card: as stored, with its title and outcome in words.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCard {
+    #[serde(flatten)]
+    pub card: Card,
+    /// "Cloud Run", for a card whose task has no first line.
+    pub title: String,
+    /// "finished", "timed out".
+    pub outcome_words: String,
+}
+
+pub fn run_card(lang: &Lang, card: Card) -> RunCard {
+    let outcome_words = match card.outcome.as_str() {
+        "finished" => say!(lang, "outcome-finished"),
+        "failed" => say!(lang, "outcome-failed"),
+        "timedOut" => say!(lang, "outcome-timed-out"),
+        "cancelled" => say!(lang, "outcome-cancelled"),
+        other => other.to_string(),
+    };
+    RunCard { title: say!(lang, "run-title"), outcome_words, card }
+}
+
 /// A hand-off's card: its follow (title, state) and its turns as this app saw them.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -145,41 +171,46 @@ pub struct HandoffCard {
 pub const LINE: usize = 140;
 
 /// Why a notice had no banner, in words; `None` when it had one (or is still to be decided).
-pub fn no_banner(n: &StoredNotice) -> Option<String> {
+pub fn no_banner(lang: &Lang, n: &StoredNotice) -> Option<String> {
     match n.state {
-        NoticeState::Untold => return Some("Not shown yet: waiting for its banner".into()),
-        NoticeState::Silent => return Some("No banner: it was already so when it was first seen".into()),
+        NoticeState::Untold => return Some(say!(lang, "no-banner-untold")),
+        NoticeState::Silent => return Some(say!(lang, "no-banner-silent")),
         NoticeState::Told => {}
     }
     Some(match n.delivery? {
         Reason::Shown => return None,
-        Reason::Off => format!("No banner: banners for {} were off", NoticeKind::of(n).plural().to_lowercase()),
-        Reason::Paused => "No banner: notifications were paused".into(),
-        Reason::QuietHours => "No banner: quiet hours were on".into(),
-        Reason::Focused if NoticeKind::of(n) == NoticeKind::Terminal => "No banner: you were looking at its terminal".into(),
-        Reason::Focused => "No banner: you were looking at it".into(),
-        Reason::Coalesced => "Grouped with others into one banner".into(),
+        Reason::Off => match NoticeKind::of(n) {
+            NoticeKind::Run => say!(lang, "no-banner-off-run"),
+            NoticeKind::Handoff => say!(lang, "no-banner-off-handoff"),
+            NoticeKind::Terminal => say!(lang, "no-banner-off-terminal"),
+            NoticeKind::App => say!(lang, "no-banner-off-app"),
+        },
+        Reason::Paused => say!(lang, "no-banner-paused"),
+        Reason::QuietHours => say!(lang, "no-banner-quiet"),
+        Reason::Focused if NoticeKind::of(n) == NoticeKind::Terminal => say!(lang, "no-banner-focused-terminal"),
+        Reason::Focused => say!(lang, "no-banner-focused"),
+        Reason::Coalesced => say!(lang, "no-banner-coalesced"),
         Reason::NotShown => match &n.failure {
-            Some(f) => format!("The desktop did not show its banner: {f}"),
-            None => "The desktop did not show its banner".into(),
+            Some(f) => say!(lang, "no-banner-not-shown-why", why = f.as_str()),
+            None => say!(lang, "no-banner-not-shown"),
         },
     })
 }
 
 /// One notice as the history shows it; `opens` is what a click on it opens, in words.
-pub fn row(n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> HistoryRow {
+pub fn row(lang: &Lang, n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> HistoryRow {
     let kind = NoticeKind::of(n);
     HistoryRow {
         key: n.key.clone(),
         kind,
-        kind_label: kind.label(),
+        kind_label: kind.label(lang),
         title: n.title.clone(),
         line: crate::text::cut(n.body.lines().next().unwrap_or(""), LINE),
-        ago: words::ago(n.created_at, now_ms, tz),
-        exact: words::exact(n.created_at, tz),
+        ago: words::ago(lang, n.created_at, now_ms, tz),
+        exact: words::exact(lang, n.created_at, tz),
         unread: n.state == NoticeState::Told && n.read_at.is_none(),
         urgent: n.urgent,
-        no_banner: no_banner(n),
+        no_banner: no_banner(lang, n),
         opens,
     }
 }
@@ -187,6 +218,7 @@ pub fn row(n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> Histo
 /// The history window's content. `opens` says in words what a click on a notice opens (the
 /// engine's click routing knows).
 pub fn history_view(
+    lang: &Lang,
     notices: &[StoredNotice],
     follows: &[FollowRow],
     filter: &HistoryFilter,
@@ -200,37 +232,51 @@ pub fn history_view(
         if !filter.keeps(kind, n) {
             continue;
         }
-        let row = row(n, opens(n), now_ms, tz);
-        let label = words::day(n.created_at, now_ms, tz);
+        let row = row(lang, n, opens(n), now_ms, tz);
+        let label = words::day(lang, n.created_at, now_ms, tz);
         match days.last_mut() {
             Some(d) if d.label == label => d.rows.push(row),
             _ => days.push(HistoryDay { label, rows: vec![row] }),
         }
     }
     let count = |k: Option<NoticeKind>| notices.iter().filter(|n| k.is_none_or(|k| NoticeKind::of(n) == k)).count();
-    let mut kinds = vec![KindChoice { kind: None, label: "All".into(), count: count(None) }];
-    kinds.extend(NoticeKind::ALL.into_iter().map(|k| KindChoice { kind: Some(k), label: k.plural().into(), count: count(Some(k)) }));
+    let mut kinds = vec![KindChoice { kind: None, label: say!(lang, "kinds-all"), count: count(None) }];
+    kinds.extend(NoticeKind::ALL.into_iter().map(|k| KindChoice { kind: Some(k), label: k.plural(lang), count: count(Some(k)) }));
     let empty = if notices.is_empty() {
-        "No notices yet. A Run's end, a hand-off's turn and a terminal's news will be listed here.".into()
+        say!(lang, "history-empty")
     } else if filter.query.trim().is_empty() {
-        format!("No {} in the history.", filter.kind.map_or("notices".into(), |k| k.plural().to_lowercase()))
+        match filter.kind {
+            None => say!(lang, "history-empty-all"),
+            Some(NoticeKind::Run) => say!(lang, "history-empty-run"),
+            Some(NoticeKind::Handoff) => say!(lang, "history-empty-handoff"),
+            Some(NoticeKind::Terminal) => say!(lang, "history-empty-terminal"),
+            Some(NoticeKind::App) => say!(lang, "history-empty-app"),
+        }
     } else {
-        format!("Nothing matches “{}”.", filter.query.trim())
+        say!(lang, "history-no-match", query = filter.query.trim())
     };
     let following = follows
         .iter()
         .filter(|f| f.ended_at.is_none())
         .map(|f| {
-            let (kind, state) = match f.kind {
-                FollowKind::Run => (NoticeKind::Run, "Running"),
-                FollowKind::Handoff => (NoticeKind::Handoff, "Open"),
+            let span = words::span(lang, now_ms - f.started_at);
+            let (kind, state, title) = match f.kind {
+                FollowKind::Run => {
+                    (NoticeKind::Run, say!(lang, "follow-running", span = span), say!(lang, "menu-run", id = super::tray::short(&f.id)))
+                }
+                FollowKind::Handoff => (
+                    NoticeKind::Handoff,
+                    say!(lang, "follow-open", span = span),
+                    say!(lang, "menu-handoff", id = super::tray::short(&f.id)),
+                ),
             };
             FollowLine {
                 item: format!("{}:{}", f.kind.as_str(), f.id),
                 kind,
-                title: f.title.clone().unwrap_or_else(|| format!("{} {}", kind.label(), super::tray::short(&f.id))),
-                state: format!("{state} for {}", words::span(now_ms - f.started_at)),
-                exact: format!("Followed since {}", words::exact(f.started_at, tz)),
+                kind_label: kind.label(lang),
+                title: f.title.clone().unwrap_or(title),
+                state,
+                exact: say!(lang, "follow-since", time = words::exact(lang, f.started_at, tz)),
             }
         })
         .collect();
@@ -257,7 +303,7 @@ mod tests {
     const NOW: i64 = 1_796_126_400_000;
 
     fn view(notices: &[StoredNotice], filter: &HistoryFilter) -> HistoryView {
-        history_view(notices, &[], filter, &|n| format!("opens {}", n.key), NOW, &utc())
+        history_view(&Lang::english(), notices, &[], filter, &|n| format!("opens {}", n.key), NOW, &utc())
     }
 
     #[test]
@@ -272,9 +318,9 @@ mod tests {
         let days: Vec<(&str, usize)> = v.days.iter().map(|d| (d.label.as_str(), d.rows.len())).collect();
         assert_eq!(days, [("Today", 2), ("Yesterday", 2)]);
         let rows: Vec<&HistoryRow> = v.days.iter().flat_map(|d| &d.rows).collect();
-        assert_eq!(rows.iter().map(|r| r.kind_label).collect::<Vec<_>>(), ["Terminal", "Run", "Hand-off", "cmux-tray"]);
+        assert_eq!(rows.iter().map(|r| r.kind_label.as_str()).collect::<Vec<_>>(), ["Terminal", "Run", "Hand-off", "cmux-tray"]);
         assert_eq!(rows[0].ago, "2 min ago");
-        assert_eq!(rows[0].exact, "Tue 1 Dec 2026, 11:58");
+        assert_eq!(rows[0].exact, "Tue, 1 Dec 2026, 11:58");
         assert_eq!(rows[0].no_banner.as_deref(), Some("No banner: you were looking at its terminal"));
         assert!(rows[0].unread && !rows[1].unread);
         assert_eq!(rows[1].no_banner, None, "shown: nothing to explain");
@@ -292,15 +338,18 @@ mod tests {
     #[test]
     fn every_reason_reads_in_words() {
         let n = |delivery: &str| at(notice("run:x", true), "run", NOW, delivery);
-        assert_eq!(no_banner(&n("banners off")).unwrap(), "No banner: banners for runs were off");
-        assert_eq!(no_banner(&n("paused")).unwrap(), "No banner: notifications were paused");
-        assert_eq!(no_banner(&n("focused")).unwrap(), "No banner: you were looking at it");
+        assert_eq!(no_banner(&Lang::english(), &n("banners off")).unwrap(), "No banner: banners for Runs were off");
+        assert_eq!(no_banner(&Lang::english(), &n("paused")).unwrap(), "No banner: notifications were paused");
+        assert_eq!(no_banner(&Lang::english(), &n("focused")).unwrap(), "No banner: you were looking at it");
         let refused = StoredNotice { failure: Some("org.freedesktop.DBus.Error.NoReply".into()), ..n("not shown") };
-        assert_eq!(no_banner(&refused).unwrap(), "The desktop did not show its banner: org.freedesktop.DBus.Error.NoReply");
+        assert_eq!(
+            no_banner(&Lang::english(), &refused).unwrap(),
+            "The desktop did not show its banner: org.freedesktop.DBus.Error.NoReply"
+        );
         let waiting = StoredNotice { state: NoticeState::Untold, delivery: None, ..n("shown") };
-        assert_eq!(no_banner(&waiting).unwrap(), "Not shown yet: waiting for its banner");
+        assert_eq!(no_banner(&Lang::english(), &waiting).unwrap(), "Not shown yet: waiting for its banner");
         let known = StoredNotice { state: NoticeState::Silent, delivery: None, ..n("shown") };
-        assert_eq!(no_banner(&known).unwrap(), "No banner: it was already so when it was first seen");
+        assert_eq!(no_banner(&Lang::english(), &known).unwrap(), "No banner: it was already so when it was first seen");
     }
 
     #[test]
@@ -341,7 +390,7 @@ mod tests {
         handoff.started_at = NOW - 125 * MIN;
         let mut ended = follow("run_0123456789abcdef0789");
         ended.ended_at = Some(NOW);
-        let v = history_view(&[], &[run, handoff, ended], &HistoryFilter::default(), &|_| String::new(), NOW, &utc());
+        let v = history_view(&Lang::english(), &[], &[run, handoff, ended], &HistoryFilter::default(), &|_| String::new(), NOW, &utc());
         let lines: Vec<(&str, &str)> = v.following.iter().map(|f| (f.title.as_str(), f.state.as_str())).collect();
         assert_eq!(lines, [("Run …ef0123", "Running for 12 min"), ("Refactor the parser", "Open for 2 h 5 min")]);
         assert_eq!(v.following[1].item, "handoff:ho_0123456789abcdef0456");

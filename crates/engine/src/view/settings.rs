@@ -9,8 +9,10 @@ use jiff::tz::TimeZone;
 use serde::Serialize;
 
 use super::words;
+use crate::lang::Lang;
 use crate::policy::schedule::Schedule;
 use crate::policy::{DeliverySettings, Pause};
+use crate::say;
 use crate::secrets::SecretStore;
 
 /// A setting shown as a switch.
@@ -19,7 +21,7 @@ use crate::secrets::SecretStore;
 pub struct Switch {
     /// The dotted key, as `config get` names it.
     pub key: &'static str,
-    pub label: &'static str,
+    pub label: String,
     pub on: bool,
 }
 
@@ -27,7 +29,7 @@ pub struct Switch {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SourceRow {
-    pub label: &'static str,
+    pub label: String,
     pub banner: Switch,
     pub sound: Switch,
 }
@@ -39,7 +41,7 @@ pub struct Number {
     pub key: &'static str,
     pub value: String,
     /// For a screen reader: what the number is.
-    pub label: &'static str,
+    pub label: String,
     pub min: u32,
     pub max: u32,
 }
@@ -97,7 +99,7 @@ pub struct SettingsView {
     pub quiet: QuietView,
     pub pause: PauseView,
     /// The editor's day toggles, Monday first: (short, full name).
-    pub days: [(&'static str, &'static str); 7],
+    pub days: Vec<(String, String)>,
     /// "Version X is available", when the release feed said so (the engine fills it).
     pub update: Option<String>,
     /// Why banners wait, while the person has turned them off in the system's settings (the
@@ -105,118 +107,133 @@ pub struct SettingsView {
     pub banners_off: Option<String>,
 }
 
-const DAYS: [(&str, &str); 7] = [
-    ("Mon", "Monday"),
-    ("Tue", "Tuesday"),
-    ("Wed", "Wednesday"),
-    ("Thu", "Thursday"),
-    ("Fri", "Friday"),
-    ("Sat", "Saturday"),
-    ("Sun", "Sunday"),
-];
+/// The days of the week in the person's language, Monday first: (short, full), from the
+/// locale's own names (the week of 2026-11-30, a Monday).
+fn days(lang: &Lang) -> Vec<(String, String)> {
+    (0..7)
+        .map(|d| {
+            let monday = jiff::civil::date(2026, 11, 30);
+            let date = monday.checked_add(jiff::Span::new().days(d)).unwrap_or(monday).to_zoned(TimeZone::UTC).unwrap_or_default();
+            lang.dates().weekday(&date)
+        })
+        .collect()
+}
 
 fn secs(d: std::time::Duration) -> String {
     d.as_secs_f64().to_string()
 }
 
 /// Whether quiet hours are on now and until when, or when they next start.
-pub fn quiet_line(s: &DeliverySettings, now: Timestamp, tz: &TimeZone) -> (bool, String) {
+pub fn quiet_line(lang: &Lang, s: &DeliverySettings, now: Timestamp, tz: &TimeZone) -> (bool, String) {
     let schedule: &Schedule = &s.quiet.schedule;
     let ms = now.as_millisecond();
     if !s.quiet.enabled {
-        return (false, "Quiet hours are off.".into());
+        return (false, say!(lang, "quiet-off"));
     }
     if schedule.windows.is_empty() {
-        return (false, "Quiet hours are on, but no window is set: add one below.".into());
+        return (false, say!(lang, "quiet-no-window"));
     }
-    let through = if s.quiet.needs_you_breaks_through { " “Needs you” still shows." } else { "" };
     match schedule.quiet_period(now, tz) {
-        Some((_, end)) => (true, format!("Quiet now, {}.{through}", words::until(end.as_millisecond(), ms, tz))),
+        Some((_, end)) => {
+            let until = words::until(lang, end.as_millisecond(), ms, tz);
+            match s.quiet.needs_you_breaks_through {
+                true => (true, say!(lang, "quiet-now-breaks-through", until = until)),
+                false => (true, say!(lang, "quiet-now", until = until)),
+            }
+        }
         None => match schedule.next_period(now, tz) {
-            Some((start, _)) => (false, format!("Not quiet now. Quiet hours start {}.", words::from(start.as_millisecond(), ms, tz))),
-            None => (false, "Not quiet now.".into()),
+            Some((start, _)) => (false, say!(lang, "quiet-not-now-starts", from = words::from(lang, start.as_millisecond(), ms, tz))),
+            None => (false, say!(lang, "quiet-not-now")),
         },
     }
 }
 
-pub fn pause_line(pause: Option<Pause>, now: Timestamp, tz: &TimeZone) -> PauseView {
+pub fn pause_line(lang: &Lang, pause: Option<Pause>, now: Timestamp, tz: &TimeZone) -> PauseView {
     match pause {
-        None => PauseView { paused: false, line: "Not paused.".into() },
-        Some(Pause::UntilResumed) => PauseView { paused: true, line: "Paused until you resume.".into() },
-        Some(Pause::Until(t)) if t <= now => PauseView { paused: false, line: "Not paused.".into() },
-        Some(Pause::Until(t)) => {
-            PauseView { paused: true, line: format!("Paused {}.", words::until(t.as_millisecond(), now.as_millisecond(), tz)) }
-        }
+        None => PauseView { paused: false, line: say!(lang, "pause-not") },
+        Some(Pause::UntilResumed) => PauseView { paused: true, line: say!(lang, "pause-until-resumed") },
+        Some(Pause::Until(t)) if t <= now => PauseView { paused: false, line: say!(lang, "pause-not") },
+        Some(Pause::Until(t)) => PauseView {
+            paused: true,
+            line: say!(lang, "pause-until", until = words::until(lang, t.as_millisecond(), now.as_millisecond(), tz)),
+        },
     }
 }
 
 /// Where the sign-in is kept, in a sentence; the detail is the "Why?".
-pub fn kept_in(store: &SecretStore) -> KeptIn {
+pub fn kept_in(lang: &Lang, store: &SecretStore) -> KeptIn {
     match store {
-        SecretStore::Keyring => KeptIn { sentence: "Your sign-in is kept in the system keyring.".into(), why: None },
+        SecretStore::Keyring => KeptIn { sentence: say!(lang, "kept-keyring"), why: None },
         SecretStore::File { path, why } => KeptIn {
-            sentence: "Your sign-in is kept in a private file, because the system keyring could not be reached.".into(),
-            why: Some(format!("The keyring said: {why}. The file is {}, readable by you alone.", path.display())),
+            sentence: say!(lang, "kept-file"),
+            why: Some(say!(lang, "kept-file-why", why = why.as_str(), path = path.display().to_string())),
         },
     }
 }
 
 /// A sign-in with an access token alone (`CMUX_TRAY_TOKEN`, a pasted token): nothing is kept.
-pub fn kept_in_memory() -> KeptIn {
-    KeptIn { sentence: "Signed in with a token, kept in memory until cmux-tray quits: nothing is saved.".into(), why: None }
+pub fn kept_in_memory(lang: &Lang) -> KeptIn {
+    KeptIn { sentence: say!(lang, "kept-memory"), why: None }
 }
 
 /// The settings window's content. `tz` is the zone quiet hours are read in; `system_zone` the
 /// system's name for its own.
-pub fn settings_view(s: &DeliverySettings, pause: Option<Pause>, now: Timestamp, tz: &TimeZone, system_zone: &str) -> SettingsView {
-    let switch = |key: &'static str, label: &'static str, on: bool| Switch { key, label, on };
+pub fn settings_view(
+    lang: &Lang,
+    s: &DeliverySettings,
+    pause: Option<Pause>,
+    now: Timestamp,
+    tz: &TimeZone,
+    system_zone: &str,
+) -> SettingsView {
+    let switch = |key: &'static str, label: String, on: bool| Switch { key, label, on };
     let source = |label, (banner, sound): (&'static str, &'static str), set: crate::policy::settings::SourceSettings| SourceRow {
         label,
-        banner: switch(banner, "Banners", set.banner),
-        sound: switch(sound, "Sounds", set.sound),
+        banner: switch(banner, say!(lang, "setting-source-banners"), set.banner),
+        sound: switch(sound, say!(lang, "setting-source-sounds"), set.sound),
     };
-    let (quiet_now, now_line) = quiet_line(s, now, tz);
+    let (quiet_now, now_line) = quiet_line(lang, s, now, tz);
     SettingsView {
         master: vec![
-            switch("delivery.banners", "Show banners", s.banners),
-            switch("delivery.sounds", "Play sounds", s.sounds),
-            switch("delivery.attention", "Mark “needs you” banners as urgent", s.attention),
+            switch("delivery.banners", say!(lang, "setting-banners"), s.banners),
+            switch("delivery.sounds", say!(lang, "setting-sounds"), s.sounds),
+            switch("delivery.attention", say!(lang, "setting-attention"), s.attention),
         ],
         sources: vec![
-            source("Cloud Runs", ("delivery.runs.banner", "delivery.runs.sound"), s.runs),
-            source("Hand-offs", ("delivery.handoffs.banner", "delivery.handoffs.sound"), s.handoffs),
-            source("Terminals", ("delivery.local.banner", "delivery.local.sound"), s.local),
+            source(say!(lang, "source-runs"), ("delivery.runs.banner", "delivery.runs.sound"), s.runs),
+            source(say!(lang, "source-handoffs"), ("delivery.handoffs.banner", "delivery.handoffs.sound"), s.handoffs),
+            source(say!(lang, "source-terminals"), ("delivery.local.banner", "delivery.local.sound"), s.local),
         ],
         sound_cooldown: Number {
             key: "delivery.sound_cooldown",
             value: secs(s.sound_cooldown),
-            label: "Seconds between two sounds of one source",
+            label: say!(lang, "setting-sound-cooldown"),
             min: 0,
             max: 86_400,
         },
         coalesce_count: Number {
             key: "delivery.coalesce_count",
             value: s.coalesce_count.to_string(),
-            label: "How many notices make a burst",
+            label: say!(lang, "setting-coalesce-count"),
             min: 1,
             max: 1000,
         },
         coalesce_window: Number {
             key: "delivery.coalesce_window",
             value: secs(s.coalesce_window),
-            label: "Seconds a burst is counted over",
+            label: say!(lang, "setting-coalesce-window"),
             min: 0,
             max: 86_400,
         },
         history_days: Number {
             key: "delivery.history_days",
             value: s.history_days.to_string(),
-            label: "Days the history keeps a notice",
+            label: say!(lang, "setting-history-days"),
             min: 1,
             max: 3650,
         },
         quiet: QuietView {
-            enabled: switch("delivery.quiet_hours.enabled", "Quiet hours", s.quiet.enabled),
+            enabled: switch("delivery.quiet_hours.enabled", say!(lang, "setting-quiet"), s.quiet.enabled),
             windows: s
                 .quiet
                 .schedule
@@ -226,7 +243,7 @@ pub fn settings_view(s: &DeliverySettings, pause: Option<Pause>, now: Timestamp,
                 .collect(),
             breaks_through: switch(
                 "delivery.quiet_hours.needs_you_breaks_through",
-                "“Needs you” breaks through",
+                say!(lang, "setting-breaks-through"),
                 s.quiet.needs_you_breaks_through,
             ),
             time_zone: s.quiet.time_zone.clone().unwrap_or_default(),
@@ -234,8 +251,8 @@ pub fn settings_view(s: &DeliverySettings, pause: Option<Pause>, now: Timestamp,
             now: now_line,
             quiet_now,
         },
-        pause: pause_line(pause, now, tz),
-        days: DAYS,
+        pause: pause_line(lang, pause, now, tz),
+        days: days(lang),
         update: None,
         banners_off: None,
     }
@@ -297,28 +314,31 @@ mod tests {
 
     #[test]
     fn the_live_line_says_whether_quiet_hours_are_on_now_and_until_when() {
-        let tz = berlin();
+        let (tz, en) = (berlin(), Lang::english());
         let s = quiet(&["mon-fri 22:00-07:00"], true);
         // Tuesday 2026-12-01.
-        assert_eq!(quiet_line(&s, at("2026-12-01T22:54"), &tz), (true, "Quiet now, until 07:00 tomorrow. “Needs you” still shows.".into()));
-        assert_eq!(quiet_line(&s, at("2026-12-01T12:00"), &tz), (false, "Not quiet now. Quiet hours start at 22:00.".into()));
         assert_eq!(
-            quiet_line(&quiet(&["sat,sun 23:00-09:00"], false), at("2026-12-01T12:00"), &tz),
+            quiet_line(&en, &s, at("2026-12-01T22:54"), &tz),
+            (true, "Quiet now, until 07:00 tomorrow. “Needs you” still shows.".into())
+        );
+        assert_eq!(quiet_line(&en, &s, at("2026-12-01T12:00"), &tz), (false, "Not quiet now. Quiet hours start at 22:00.".into()));
+        assert_eq!(
+            quiet_line(&en, &quiet(&["sat,sun 23:00-09:00"], false), at("2026-12-01T12:00"), &tz),
             (false, "Not quiet now. Quiet hours start on Sat 5 Dec at 23:00.".into())
         );
         assert_eq!(
-            quiet_line(&quiet(&[], false), at("2026-12-01T12:00"), &tz).1,
+            quiet_line(&en, &quiet(&[], false), at("2026-12-01T12:00"), &tz).1,
             "Quiet hours are on, but no window is set: add one below."
         );
-        assert_eq!(quiet_line(&DeliverySettings::default(), at("2026-12-01T12:00"), &tz).1, "Quiet hours are off.");
+        assert_eq!(quiet_line(&en, &DeliverySettings::default(), at("2026-12-01T12:00"), &tz).1, "Quiet hours are off.");
     }
 
     #[test]
     fn the_view_holds_every_setting_with_its_words() {
-        let tz = berlin();
+        let (tz, en) = (berlin(), Lang::english());
         let s = quiet(&["mon-fri 22:00-07:00"], false);
-        let v = settings_view(&s, Some(Pause::UntilResumed), at("2026-12-01T12:00"), &tz, "Europe/Berlin");
-        assert_eq!(v.sources.iter().map(|r| r.label).collect::<Vec<_>>(), ["Cloud Runs", "Hand-offs", "Terminals"]);
+        let v = settings_view(&en, &s, Some(Pause::UntilResumed), at("2026-12-01T12:00"), &tz, "Europe/Berlin");
+        assert_eq!(v.sources.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["Cloud Runs", "Hand-offs", "Terminals"]);
         assert_eq!(v.sources[2].banner.key, "delivery.local.banner");
         assert_eq!((v.sound_cooldown.value.as_str(), v.coalesce_count.value.as_str()), ("10", "4"));
         assert_eq!(
@@ -327,9 +347,9 @@ mod tests {
         );
         assert_eq!(v.quiet.time_zone, "", "the system's");
         assert_eq!(v.pause, PauseView { paused: true, line: "Paused until you resume.".into() });
-        let until = pause_line(Some(Pause::Until(at("2026-12-02T08:00"))), at("2026-12-01T12:00"), &tz);
+        let until = pause_line(&en, Some(Pause::Until(at("2026-12-02T08:00"))), at("2026-12-01T12:00"), &tz);
         assert_eq!(until.line, "Paused until 08:00 tomorrow.");
-        assert!(!pause_line(Some(Pause::Until(at("2026-12-01T08:00"))), at("2026-12-01T12:00"), &tz).paused, "over");
+        assert!(!pause_line(&en, Some(Pause::Until(at("2026-12-01T08:00"))), at("2026-12-01T12:00"), &tz).paused, "over");
         // Every key the window shows is one `config set` knows.
         for key in v.master.iter().map(|s| s.key).chain(v.sources.iter().flat_map(|r| [r.banner.key, r.sound.key])) {
             assert!(crate::policy::settings::kind_of(key).is_some(), "{key}");
@@ -359,11 +379,11 @@ mod tests {
 
     #[test]
     fn the_sign_in_is_kept_in_one_plain_sentence_with_a_why() {
-        assert_eq!(kept_in(&SecretStore::Keyring).why, None);
-        let file = kept_in(&SecretStore::File {
-            path: "/home/ada/.local/share/cmux-tray/sign-in".into(),
-            why: "no Secret Service on the bus".into(),
-        });
+        assert_eq!(kept_in(&Lang::english(), &SecretStore::Keyring).why, None);
+        let file = kept_in(
+            &Lang::english(),
+            &SecretStore::File { path: "/home/ada/.local/share/cmux-tray/sign-in".into(), why: "no Secret Service on the bus".into() },
+        );
         assert!(file.sentence.contains("private file"));
         assert!(file.why.unwrap().contains("no Secret Service on the bus"));
     }

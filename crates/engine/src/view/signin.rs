@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+use crate::lang::Lang;
+use crate::say;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SignInState {
@@ -21,11 +24,11 @@ pub struct SignInView {
 }
 
 /// While the person confirms the code in the browser.
-pub fn waiting(expires_in_seconds: u64) -> SignInView {
+pub fn waiting(lang: &Lang, expires_in_seconds: u64) -> SignInView {
     SignInView {
         state: SignInState::Waiting,
-        headline: "Waiting for you to confirm the code in your browser…".into(),
-        detail: format!("The code is good for {}.", super::words::span(expires_in_seconds as i64 * 1000)),
+        headline: say!(lang, "signin-waiting"),
+        detail: say!(lang, "signin-good-for", span = super::words::span(lang, expires_in_seconds as i64 * 1000)),
     }
 }
 
@@ -43,21 +46,17 @@ pub enum Ended {
 }
 
 /// How a sign-in ended, in words.
-pub fn ended(how: Ended) -> SignInView {
+pub fn ended(lang: &Lang, how: Ended) -> SignInView {
     match how {
         Ended::SignedIn { email } => SignInView {
             state: SignInState::Done,
-            headline: format!("Signed in as {email}."),
-            detail: "You can close this window: cmux-tray keeps you signed in.".into(),
+            headline: say!(lang, "signin-done", email = email),
+            detail: say!(lang, "signin-done-detail"),
         },
-        Ended::Expired => SignInView {
-            state: SignInState::Expired,
-            headline: "This code expired before it was confirmed.".into(),
-            detail: "Get a new code and confirm it in the browser.".into(),
-        },
-        Ended::Refused { why } => {
-            SignInView { state: SignInState::Refused, headline: "The sign-in did not go through.".into(), detail: why }
+        Ended::Expired => {
+            SignInView { state: SignInState::Expired, headline: say!(lang, "signin-expired"), detail: say!(lang, "signin-expired-detail") }
         }
+        Ended::Refused { why } => SignInView { state: SignInState::Refused, headline: say!(lang, "signin-refused"), detail: why },
     }
 }
 
@@ -67,11 +66,12 @@ mod tests {
 
     #[test]
     fn each_end_reads_in_words() {
-        assert_eq!(waiting(900).detail, "The code is good for 15 min.");
-        let done = ended(Ended::SignedIn { email: "ada@example.com".into() });
+        let en = Lang::english();
+        assert_eq!(waiting(&en, 900).detail, "The code is good for 15 min.");
+        let done = ended(&en, Ended::SignedIn { email: "ada@example.com".into() });
         assert_eq!((done.state, done.headline.as_str()), (SignInState::Done, "Signed in as ada@example.com."));
-        assert_eq!(ended(Ended::Expired).state, SignInState::Expired);
-        let refused = ended(Ended::Refused { why: "the cloud refused (401)".into() });
+        assert_eq!(ended(&en, Ended::Expired).state, SignInState::Expired);
+        let refused = ended(&en, Ended::Refused { why: "the cloud refused (401)".into() });
         assert_eq!((refused.state, refused.detail.as_str()), (SignInState::Refused, "the cloud refused (401)"));
     }
 }

@@ -5,6 +5,10 @@
 
 use serde::Serialize;
 
+use jiff::tz::TimeZone;
+
+use crate::lang::Lang;
+use crate::say;
 use crate::status::Status;
 use crate::store::{FollowKind, NoticeState};
 
@@ -56,6 +60,7 @@ pub struct TrayView {
     pub signed_in: bool,
     /// The account's teams when it has more than one (to choose from).
     pub teams: Vec<MenuTeam>,
+    /// "Notifications paused (until 14:00)", while paused.
     pub paused: Option<String>,
     pub follows: Vec<MenuFollow>,
     pub notices: Vec<MenuNotice>,
@@ -67,8 +72,8 @@ pub struct TrayView {
 }
 
 /// The line that says a newer version is out (docs/configuration.md, "Updates").
-pub fn available(version: &str) -> String {
-    format!("Version {version} is available")
+pub fn available(lang: &Lang, version: &str) -> String {
+    say!(lang, "update-available", version = version)
 }
 
 /// A problem as the menu says it: a short line, and why (the library's words, cut) behind it.
@@ -87,15 +92,18 @@ pub const MENU_NOTICES: usize = 8;
 /// How long a menu line may be (a tray menu as wide as the screen helps nobody).
 pub const MENU_LABEL: usize = 64;
 
-pub fn tray_view(status: &Status) -> TrayView {
+pub fn tray_view(lang: &Lang, status: &Status, now_ms: i64, tz: &TimeZone) -> TrayView {
     let account_problem = status.account.as_ref().and_then(|a| a.problem.clone());
     // The team in use: the one chosen, else the personal one (the cloud's default).
     let chosen = status.account.as_ref().and_then(|a| a.team.clone()).or_else(|| status.teams.first().map(|t| t.id.to_string()));
     let team_name = status.teams.iter().find(|t| Some(t.id.as_str()) == chosen.as_deref()).map(|t| t.display_name.clone());
     let (account, signed_in) = match &status.account {
-        None => ("Sign in…".to_string(), false),
-        Some(a) if a.problem.is_some() => (format!("Sign in again ({})", a.email), false),
-        Some(a) => (team_name.map(|t| format!("{} — {t}", a.email)).unwrap_or_else(|| a.email.clone()), true),
+        None => (say!(lang, "menu-sign-in"), false),
+        Some(a) if a.problem.is_some() => (say!(lang, "menu-sign-in-again", email = a.email.as_str()), false),
+        Some(a) => (
+            team_name.map(|t| say!(lang, "menu-account-team", email = a.email.as_str(), team = t)).unwrap_or_else(|| a.email.clone()),
+            true,
+        ),
     };
     let teams = if signed_in && status.teams.len() > 1 {
         status
@@ -114,8 +122,8 @@ pub fn tray_view(status: &Status) -> TrayView {
         .map(|f| MenuFollow {
             label: match (&f.title, f.kind) {
                 (Some(title), _) => crate::text::cut(title, MENU_LABEL),
-                (None, FollowKind::Run) => format!("Run {}", short(&f.id)),
-                (None, FollowKind::Handoff) => format!("Hand-off {}", short(&f.id)),
+                (None, FollowKind::Run) => say!(lang, "menu-run", id = short(&f.id)),
+                (None, FollowKind::Handoff) => say!(lang, "menu-handoff", id = short(&f.id)),
             },
             item: format!("{}:{}", f.kind.as_str(), f.id),
         })
@@ -149,8 +157,15 @@ pub fn tray_view(status: &Status) -> TrayView {
     } else {
         Icon::Idle
     };
-    let notes = status.sign_in_note.iter().cloned().chain(status.update_available.as_ref().map(|v| available(v))).collect();
-    TrayView { icon, account, signed_in, teams, paused: status.paused.clone(), follows, notices, unread, problems, notes }
+    let in_file = status.sign_in_note.as_ref().map(|_| say!(lang, "sign-in-in-file"));
+    let notes = in_file.into_iter().chain(status.update_available.as_ref().map(|v| available(lang, v))).collect();
+    let paused_until = status.paused_until.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok());
+    let paused = match (paused_until, status.paused_indefinitely) {
+        (Some(t), _) => Some(say!(lang, "menu-paused", until = super::words::until(lang, t.as_millisecond(), now_ms, tz))),
+        (None, true) => Some(say!(lang, "menu-paused-until-resumed")),
+        (None, false) => None,
+    };
+    TrayView { icon, account, signed_in, teams, paused, follows, notices, unread, problems, notes }
 }
 
 /// `run_0123…cdef` → the last 6 hex digits, enough to tell items apart in a menu.
@@ -216,38 +231,39 @@ pub(super) mod tests {
     #[test]
     fn the_icon_shows_the_most_pressing_state() {
         let mut s = Status::default();
-        assert_eq!(tray_view(&s).icon, Icon::SignedOut);
-        assert_eq!(tray_view(&s).account, "Sign in…");
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).icon, Icon::SignedOut);
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).account, "Sign in…");
         s.account = Some(account(None));
-        assert_eq!(tray_view(&s).icon, Icon::Idle);
-        assert_eq!(tray_view(&s).account, "ada@example.com");
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).icon, Icon::Idle);
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).account, "ada@example.com");
         let team = |id: &str, name: &str| crate::cloud::Team {
             id: crate::cloud::TeamId::parse(id).unwrap(),
             display_name: name.into(),
             kind: "stack".into(),
         };
         s.teams = vec![team("team_00000000000000000001", "Personal"), team("team_00000000000000000002", "Platform")];
-        let v = tray_view(&s);
+        let v = tray_view(&Lang::english(), &s, 0, &TimeZone::UTC);
         assert_eq!(v.account, "ada@example.com — Personal", "no team chosen: the personal one");
         assert_eq!(v.teams.iter().map(|t| (t.label.as_str(), t.chosen)).collect::<Vec<_>>(), [("Personal", true), ("Platform", false)]);
         s.account.as_mut().unwrap().team = Some("team_00000000000000000002".into());
-        assert_eq!(tray_view(&s).account, "ada@example.com — Platform");
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).account, "ada@example.com — Platform");
         s.teams.truncate(1);
-        assert!(tray_view(&s).teams.is_empty(), "one team: nothing to choose");
+        assert!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).teams.is_empty(), "one team: nothing to choose");
         s.follows = vec![follow("run_0123456789abcdef0123")];
-        assert_eq!(tray_view(&s).icon, Icon::Following);
-        assert_eq!(tray_view(&s).follows[0].label, "Run …ef0123");
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).icon, Icon::Following);
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).follows[0].label, "Run …ef0123");
         s.follows[0].title = Some("Fix the flaky login test, which has failed on every third run of the nightly build".into());
-        let label = &tray_view(&s).follows[0].label;
+        let label = &tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).follows[0].label;
         assert!(label.starts_with("Fix the flaky login test") && label.chars().count() <= MENU_LABEL, "{label}");
         s.notices = vec![notice("run:a", false), notice("run:b", true)];
-        let v = tray_view(&s);
+        let v = tray_view(&Lang::english(), &s, 0, &TimeZone::UTC);
         assert_eq!((v.icon, v.unread), (Icon::Unread, 1));
         assert_eq!(v.notices[0].label, "Fix the test — Run finished");
         s.paused = Some("until resumed".into());
-        assert_eq!(tray_view(&s).icon, Icon::Paused);
+        s.paused_indefinitely = true;
+        assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).icon, Icon::Paused);
         s.account = Some(account(Some("The cloud refused the access token: sign in again.")));
-        let v = tray_view(&s);
+        let v = tray_view(&Lang::english(), &s, 0, &TimeZone::UTC);
         assert_eq!((v.icon, v.account.as_str(), v.signed_in), (Icon::Problem, "Sign in again (ada@example.com)", false));
     }
 }
