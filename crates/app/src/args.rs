@@ -16,6 +16,10 @@ socket; the headless engine without a tray is `cmux-tray daemon`. A launch while
 hands its arguments to it (one tray per user). The windows are cmux-tray-windows, started when \
 one is asked for.
 
+The tray, its windows and its banners speak the session's language (LC_ALL, LC_MESSAGES, LANG: \
+English or German) and say times in its locale's clock (LC_TIME); general.language in the \
+settings overrides the language.
+
 Logs: $XDG_STATE_HOME/cmux-tray/logs (a file a day, a week kept). Settings: \
 $XDG_CONFIG_HOME/cmux-tray/config.toml. See cmux-tray(1) for the command line."
 )]

@@ -40,6 +40,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ("CMUX_SOCKET_PASSWORD", "The local socket's password, when it has one."),
     ("CMUX_WORKSPACE_ID, CMUX_SURFACE_ID", "Set by cmux in its terminals: where a notice was sent from."),
     ("CMUX_TRAY_LOG", "What is logged (tracing's filter syntax; default info)."),
+    (
+        "LC_ALL, LC_MESSAGES, LC_TIME, LANG",
+        "The language of the tray, the windows and the banners (English, German), and the clock and date order of their times; config general.language overrides the language. This command's own output stays English.",
+    ),
 ];
 
 const FILES: &[(&str, &str)] = &[
