@@ -32,6 +32,8 @@ fn main() {
         "sign_in_with_token",
         "page_words",
         "languages",
+        "install_update",
+        "quit",
     ]);
     tauri_build::try_build(tauri_build::Attributes::new().app_manifest(manifest)).expect("the Tauri build step");
 }

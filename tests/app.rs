@@ -337,34 +337,10 @@ fn a_problem_is_one_short_line_in_the_menu_with_the_librarys_words_behind_it() {
     assert!(longest <= 170, "a menu line of {longest} characters: {all:?}");
 }
 
-/// A release feed on loopback: `{"version": …}` to every request, as docs/configuration.md
-/// ("Updates") describes it.
-fn serve_feed(version: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::io::{Read, Write};
-    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counted = asked.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/cmux-tray.json", listener.local_addr().unwrap());
-    let body = serde_json::json!({ "version": version }).to_string();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut request = [0u8; 4096];
-            let _ = stream.read(&mut request);
-            let answer = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = stream.write_all(answer.as_bytes());
-            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-    });
-    (url, asked)
-}
-
 #[test]
 fn a_newer_version_in_the_release_feed_is_said_in_the_menu_and_status() {
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
-    let (feed, _) = serve_feed("9.9.9");
+    let (feed, _) = cmux_tray_e2e::serve_release_feed("9.9.9");
     let set = home.run(&["config", "set", "updates.feed", &feed]);
     assert!(set.status.success(), "{set:?}");
     let _app = start_app(&home, &desktop, &user.access_token);
@@ -382,7 +358,7 @@ fn a_newer_version_in_the_release_feed_is_said_in_the_menu_and_status() {
 fn in_a_german_session_the_tray_and_its_banners_speak_german_unless_the_setting_says_otherwise() {
     let german = std::ffi::OsStr::new("de_DE.UTF-8");
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
-    let (feed, _) = serve_feed("9.9.9");
+    let (feed, _) = cmux_tray_e2e::serve_release_feed("9.9.9");
     assert!(home.run(&["config", "set", "updates.feed", &feed]).status.success());
     let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
     let app = start_app_env(&home, &desktop, &user.access_token, &[], &[("LANG", german)]);
@@ -415,7 +391,7 @@ fn in_a_german_session_the_tray_and_its_banners_speak_german_unless_the_setting_
 #[test]
 fn a_feed_that_offers_this_version_says_nothing() {
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
-    let (feed, asked) = serve_feed(env!("CARGO_PKG_VERSION"));
+    let (feed, asked) = cmux_tray_e2e::serve_release_feed(env!("CARGO_PKG_VERSION"));
     assert!(home.run(&["config", "set", "updates.feed", &feed]).status.success());
     let _app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);

@@ -366,10 +366,18 @@ fn in_a_german_session_the_windows_speak_german_and_pass_the_same_audit() {
 }
 
 /// In a session whose clock has twelve hours (en_US), the settings say quiet hours' times so.
+/// A newer version is said there too, with no "Install" on Linux, where the package manager
+/// updates (docs/configuration.md, "Updates").
 #[test]
-fn in_a_twelve_hour_session_the_settings_say_times_with_am_and_pm() {
+fn the_settings_in_a_twelve_hour_session_say_am_and_pm_and_offer_no_install_on_linux() {
     let (desktop, _cloud, _user, home) = ada(DesktopSession::start_with_display());
+    let (feed, _) = cmux_tray_e2e::serve_release_feed("9.9.9");
+    assert!(home.run(&["config", "set", "updates.feed", &feed]).status.success());
     let wd = WebDriver::start(&home, desktop.display.as_deref().unwrap(), &["--open", "settings"], &[("LANG", "en_US.UTF-8")]);
+    text_until(&wd, "#update", "the update line", |t| t == "Version 9.9.9 is available");
+    assert_eq!(wd.run("return document.getElementById('update-row').hidden;", json!([])), true, "no Install on Linux");
+    let refused = wd.run_async("window.__TAURI__.core.invoke('install_update').then(() => done('installed'), e => done(String(e)));");
+    assert_eq!(refused, "On Linux the package manager updates cmux-tray (apt, dnf).");
     wd.click(&wd.find("#add-window"));
     // The editor's first window: Monday to Friday, 22:00 to 07:00.
     let now = text_until(&wd, "#quiet-now", "the quiet-hours line", |t| t.contains("AM") || t.contains("PM"));

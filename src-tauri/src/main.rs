@@ -7,6 +7,7 @@
 //!
 //! - `tray_link`: the channel to the tray: calls and their answers, what the tray sends.
 //! - `windows`: the windows, made when shown and destroyed when closed.
+//! - `update`: installing a newer version, where the installers update themselves.
 //!
 //! `--open PAGE` (history, settings, signin), `--query Q` (the page's query), `--channel PATH`
 //! (the tray's channel, when not the person's own: the demo's); `--cannot-start WHY` draws the
@@ -16,6 +17,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod tray_link;
+mod update;
 mod windows;
 
 use cmux_tray_engine::channel::{FromTray, Page};
@@ -106,6 +108,7 @@ async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
                 Some(page) => link.attach(*page, None),
                 None => app.exit(0),
             },
+            Some(FromTray::Install { feed }) => update::install(&app, &link, feed),
             Some(FromTray::Answer { .. }) => unreachable!("answers are taken by the link"),
         }
     }
@@ -182,7 +185,11 @@ fn main() {
         }
     }
     let (forward, shown) = (link.clone(), link.clone());
-    let app = tauri::Builder::default()
+    let builder = tauri::Builder::default();
+    // The installers' updates (`update`); its key is tauri.conf.json's `plugins.updater.pubkey`.
+    #[cfg(any(target_os = "macos", windows))]
+    let builder = builder.plugin(tauri_plugin_updater::Builder::new().build());
+    let app = builder
         // Every command of the pages goes to the tray as it was written; which window may call
         // which command was checked before this by the window's capability (capabilities/).
         .invoke_handler(move |invoke| {

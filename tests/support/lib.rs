@@ -732,6 +732,30 @@ impl Drop for Daemon {
     }
 }
 
+/// A release feed on loopback: `{"version": …}` to every request, as docs/configuration.md
+/// ("Updates") describes it.
+pub fn serve_release_feed(version: &str) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = asked.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/cmux-tray.json", listener.local_addr().unwrap());
+    let body = serde_json::json!({ "version": version }).to_string();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    (url, asked)
+}
+
 pub fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill").args([&format!("-{sig}"), &pid.to_string()]).status().unwrap().success();
     assert!(ok, "kill -{sig} {pid}");

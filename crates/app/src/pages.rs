@@ -83,6 +83,11 @@ enum Call {
     PageWords {},
     /// The languages to choose from, and the one chosen (empty: the system's).
     Languages {},
+    /// Install the newer version the release feed offers, where the installers update
+    /// themselves (macOS, Windows); on Linux the package manager does.
+    InstallUpdate {},
+    /// The tray quits (asked by the windows process before an installer replaces it).
+    Quit {},
 }
 
 /// Runs the page's call `command` with `args`; the error is in words the page shows.
@@ -109,7 +114,12 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
         Call::Notice { key } => to_value(engine.notice(&key).map_err(failed)?),
         Call::Card { run_id } => to_value(engine.run_card(&run_id).map_err(failed)?),
         Call::HandoffCard { handoff_id } => to_value(engine.handoff_card(&handoff_id).map_err(failed)?),
-        Call::SettingsView {} => to_value(engine.settings_view()),
+        Call::SettingsView {} => {
+            let mut view = to_value(engine.settings_view())?;
+            // Whether this platform's installer updates itself (docs/configuration.md, "Updates").
+            view["updateInstalls"] = json!(INSTALLS_UPDATES && engine.update_offered().is_some());
+            Ok(view)
+        }
         Call::TimeZones {} => to_value(settings::time_zones()),
         Call::SetSetting { key, value } => set_setting(app, &key, &value),
         Call::SetQuietWindows { windows } => {
@@ -168,6 +178,26 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
             "words": engine.lang().page_words(),
         })),
         Call::Languages {} => Ok(languages(app)),
+        Call::InstallUpdate {} => {
+            let lang = engine.lang();
+            if !INSTALLS_UPDATES {
+                return Err(cmux_tray_engine::say!(lang, "update-by-package-manager"));
+            }
+            let (feed, _) = engine.update_offered().ok_or_else(|| cmux_tray_engine::say!(lang, "update-none"))?;
+            if !app.windows.install(feed.to_string()) {
+                return Err(cmux_tray_engine::say!(lang, "update-no-window"));
+            }
+            Ok(Value::Null)
+        }
+        Call::Quit {} => {
+            // Answered first: the installer waits for this answer, then for the tray to end.
+            let quit = app.quit.clone();
+            app.spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                quit.cancel();
+            });
+            Ok(Value::Null)
+        }
     }
 }
 
@@ -189,6 +219,10 @@ struct Connection {
     /// the next start).
     in_force: String,
 }
+
+/// Whether the windows process installs updates here: the macOS and Windows installers update
+/// themselves (tauri-plugin-updater); Linux packages update through the package manager.
+const INSTALLS_UPDATES: bool = cfg!(any(target_os = "macos", windows));
 
 /// The choice of languages: the system's (named in its own language) first, then each the
 /// catalogue speaks, by its own name.
@@ -290,6 +324,8 @@ mod tests {
             ("sign_in_with_token", json!({"token": "t"})),
             ("page_words", json!({})),
             ("languages", json!({})),
+            ("install_update", json!({})),
+            ("quit", json!({})),
         ];
         for (command, args) in calls.clone() {
             let read = serde_json::from_value::<Call>(json!({"command": command, "args": args}));

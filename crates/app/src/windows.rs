@@ -36,6 +36,12 @@ impl Windows {
         Windows { state: Mutex::new(State::default()), channel }
     }
 
+    /// Has the windows process that asked install the update at `feed`; false when none is
+    /// attached (it has just gone).
+    pub fn install(&self, feed: String) -> bool {
+        self.state.locked().attached.as_ref().is_some_and(|(_, send)| send.send(FromTray::Install { feed }).is_ok())
+    }
+
     /// Shows `page` (with `query`, e.g. `run=<id>` for a Run's card), starting the windows
     /// process if none runs.
     pub fn open(&self, app: &App, page: Page, query: Option<String>) {

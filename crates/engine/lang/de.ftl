@@ -84,6 +84,9 @@ menu-logs = Protokolle: { $dir }
 menu-quit = Beenden
 menu-unread = { $n } ungelesen
 update-available = Version { $version } ist verfügbar
+update-by-package-manager = Unter Linux aktualisiert die Paketverwaltung cmux-tray (apt, dnf).
+update-none = Gerade wird keine neuere Version angeboten.
+update-no-window = Das Fenster, das gefragt hat, ist geschlossen.
 sign-in-in-file = Anmeldung in einer privaten Datei: kein Schlüsselbund gefunden
 
 ## Probleme
@@ -285,6 +288,12 @@ page-open-at-login-on = Bei der Anmeldung öffnen an
 page-open-at-login-off = Bei der Anmeldung öffnen aus
 page-language = Sprache
 page-language-saved = Gespeichert; gilt nach einem Neustart von cmux-tray
+page-install-update = Installieren und neu starten
+page-update-checking = Das Update wird geprüft…
+page-update-downloading = Version { $version } wird geladen…
+page-update-downloading-percent = Version { $version } wird geladen: { $percent } %
+page-update-installing = Version { $version } wird installiert; cmux-tray startet neu…
+page-update-failed = Das Update ist fehlgeschlagen: { $why }
 page-advanced = Erweitert
 page-advanced-hint = Staging oder eine selbst betriebene Cloud, ein Proxy dorthin, der lokale Socket. Leer heißt Standard. Das gilt, wenn cmux-tray neu startet.
 page-default = Standard

@@ -88,6 +88,9 @@ menu-logs = Logs: { $dir }
 menu-quit = Quit
 menu-unread = { $n } unread
 update-available = Version { $version } is available
+update-by-package-manager = On Linux the package manager updates cmux-tray (apt, dnf).
+update-none = No newer version is offered now.
+update-no-window = The window that asked has closed.
 sign-in-in-file = Sign-in kept in a private file: no keyring found
 
 ## Problems, as one short line (status.rs).
@@ -289,6 +292,12 @@ page-open-at-login-on = Open at login on
 page-open-at-login-off = Open at login off
 page-language = Language
 page-language-saved = Saved; applies when cmux-tray restarts
+page-install-update = Install and restart
+page-update-checking = Checking the update…
+page-update-downloading = Downloading version { $version }…
+page-update-downloading-percent = Downloading version { $version }: { $percent } %
+page-update-installing = Installing version { $version }; cmux-tray starts again…
+page-update-failed = The update failed: { $why }
 page-advanced = Advanced
 page-advanced-hint = Staging or a self-hosted cloud, a proxy to it, the local socket. Empty means the default. These apply when cmux-tray starts again.
 page-default = default

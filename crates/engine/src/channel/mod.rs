@@ -55,6 +55,9 @@ pub enum FromTray {
     Open { page: Page, query: Option<String> },
     /// The answer to `Detach`: nothing more is sent to this windows process.
     Detached,
+    /// Install the update the release feed offers (its signed manifest at `feed`), on the
+    /// platforms whose installers update themselves (macOS, Windows).
+    Install { feed: String },
 }
 
 impl FromTray {

@@ -32,6 +32,12 @@ pub fn is_newer(current: &str, offered: &str) -> Result<bool, String> {
 }
 
 impl Engine {
+    /// The release feed, while it offers a newer version than this one.
+    pub fn update_offered(&self) -> Option<(url::Url, String)> {
+        let feed = self.inner.updates.feed.clone()?;
+        Some((feed, self.update_available()?))
+    }
+
     /// Asks the feed now and once a day, while the engine runs.
     pub(super) fn spawn_update_check(&self) {
         let Some(feed) = self.inner.updates.feed.clone() else { return };
