@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
+use cmux_tray_engine::lang::say;
 use cmux_tray_engine::notice::local::LocalPost;
-use cmux_tray_engine::say;
 
 use crate::App;
 

@@ -3,6 +3,7 @@
 //! No network access from a page: everything goes through these. Which page may make which
 //! call is the windows process's to check (each window's Tauri capability).
 
+use cmux_tray_engine::lang::say;
 use cmux_tray_engine::view::history::HistoryFilter;
 use cmux_tray_engine::view::settings::QuietWindowDraft;
 use serde::Deserialize;
@@ -181,11 +182,11 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
         Call::InstallUpdate {} => {
             let lang = engine.lang();
             if !INSTALLS_UPDATES {
-                return Err(cmux_tray_engine::say!(lang, "update-by-package-manager"));
+                return Err(say!(lang, "update-by-package-manager"));
             }
-            let (feed, _) = engine.update_offered().ok_or_else(|| cmux_tray_engine::say!(lang, "update-none"))?;
+            let (feed, _) = engine.update_offered().ok_or_else(|| say!(lang, "update-none"))?;
             if !app.windows.install(feed.to_string()) {
-                return Err(cmux_tray_engine::say!(lang, "update-no-window"));
+                return Err(say!(lang, "update-no-window"));
             }
             Ok(Value::Null)
         }
@@ -230,7 +231,7 @@ fn languages(app: &App) -> Value {
     use cmux_tray_engine::lang::{Language, SystemLocale};
     let system = SystemLocale::from_env().language.unwrap_or(Language::English);
     let lang = app.engine.lang();
-    let mut choices = vec![json!({ "code": "", "label": cmux_tray_engine::say!(lang, "language-system", language = system.own_name()) })];
+    let mut choices = vec![json!({ "code": "", "label": say!(lang, "language-system", language = system.own_name()) })];
     choices.extend(Language::ALL.iter().map(|l| json!({ "code": l.as_str(), "label": l.own_name() })));
     let chosen = cmux_tray_engine::config::get_in_file(&app.paths.config_file, "general.language").unwrap_or_default();
     json!({ "chosen": chosen, "choices": choices })
@@ -245,11 +246,11 @@ fn connection(app: &App) -> Vec<Connection> {
         .filter(|(key, _)| *key != "general.language")
         .map(|(key, _)| {
             let about = match *key {
-                "cloud.api_url" => cmux_tray_engine::say!(lang, "connection-api-url"),
-                "cloud.auth_url" => cmux_tray_engine::say!(lang, "connection-auth-url"),
-                "cloud.proxy" => cmux_tray_engine::say!(lang, "connection-proxy"),
-                "local.socket_path" => cmux_tray_engine::say!(lang, "connection-socket-path"),
-                "updates.feed" => cmux_tray_engine::say!(lang, "connection-updates-feed"),
+                "cloud.api_url" => say!(lang, "connection-api-url"),
+                "cloud.auth_url" => say!(lang, "connection-auth-url"),
+                "cloud.proxy" => say!(lang, "connection-proxy"),
+                "local.socket_path" => say!(lang, "connection-socket-path"),
+                "updates.feed" => say!(lang, "connection-updates-feed"),
                 other => other.to_string(),
             };
             let in_force = match *key {

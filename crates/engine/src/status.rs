@@ -2,7 +2,7 @@
 //! fills it (`engine/status.rs`), the views and the command line read it.
 
 use crate::lang::Lang;
-use crate::say;
+use crate::lang::say;
 use std::fmt;
 
 use serde::Serialize;

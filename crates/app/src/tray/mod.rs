@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use cmux_tray_engine::channel::Page;
 use cmux_tray_engine::lang::Lang;
+use cmux_tray_engine::lang::say;
 use cmux_tray_engine::policy::PauseFor;
-use cmux_tray_engine::say;
 use cmux_tray_engine::view::{Icon, TrayView};
 
 use crate::App;

@@ -9,9 +9,9 @@
 
 use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
+use crate::lang::say;
 use crate::lock::Locked;
 use crate::place::Place;
-use crate::say;
 use crate::store::{FollowKind, StoreError, StoredNotice};
 use crate::terminal::RevealError;
 

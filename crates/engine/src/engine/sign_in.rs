@@ -2,7 +2,7 @@
 //! a switch of account, signing out, and a token the cloud refused (`account` keeps a sign-in
 //! going: the device code, renewal, the saved sign-in).
 
-use crate::say;
+use crate::lang::say;
 use std::sync::Arc;
 
 use secrecy::SecretString;

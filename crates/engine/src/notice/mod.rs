@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cloud::{Handoff, HandoffStatus, Outcome, Run};
 use crate::lang::Lang;
-use crate::say;
+use crate::lang::say;
 use crate::text;
 
 crate::words::text_enum! {

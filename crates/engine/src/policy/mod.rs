@@ -10,7 +10,7 @@ pub mod schedule;
 pub mod settings;
 
 use crate::lang::Lang;
-use crate::say;
+use crate::lang::say;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 

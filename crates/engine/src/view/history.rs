@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::words;
 use crate::lang::Lang;
+use crate::lang::say;
 use crate::notice::Source;
 use crate::policy::Reason;
-use crate::say;
 use crate::store::{Card, FollowKind, FollowRow, NoticeState, StoredNotice};
 
 /// What kind of notice a row is, as the history's icons and filter name it.

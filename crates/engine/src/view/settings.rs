@@ -10,9 +10,9 @@ use serde::Serialize;
 
 use super::words;
 use crate::lang::Lang;
+use crate::lang::say;
 use crate::policy::schedule::Schedule;
 use crate::policy::{DeliverySettings, Pause};
-use crate::say;
 use crate::secrets::SecretStore;
 
 /// A setting shown as a switch.

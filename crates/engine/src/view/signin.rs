@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::lang::Lang;
-use crate::say;
+use crate::lang::say;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

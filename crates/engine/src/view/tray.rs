@@ -8,7 +8,7 @@ use serde::Serialize;
 use jiff::tz::TimeZone;
 
 use crate::lang::Lang;
-use crate::say;
+use crate::lang::say;
 use crate::status::Status;
 use crate::store::{FollowKind, NoticeState};
 

@@ -6,7 +6,7 @@ use jiff::{Timestamp, Zoned};
 
 use crate::lang::Lang;
 use crate::lang::dates::Shape;
-use crate::say;
+use crate::lang::say;
 
 fn zoned(ms: i64, tz: &TimeZone) -> Zoned {
     Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH).to_zoned(tz.clone())
