@@ -6,6 +6,7 @@ use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 
 use super::words;
+use crate::cloud::Outcome;
 use crate::lang::Lang;
 use crate::lang::say;
 use crate::notice::Source;
@@ -149,12 +150,14 @@ pub struct RunCard {
 }
 
 pub fn run_card(lang: &Lang, card: Card) -> RunCard {
-    let outcome_words = match card.outcome.as_str() {
-        "finished" => say!(lang, "outcome-finished"),
-        "failed" => say!(lang, "outcome-failed"),
-        "timedOut" => say!(lang, "outcome-timed-out"),
-        "cancelled" => say!(lang, "outcome-cancelled"),
-        other => other.to_string(),
+    // Stored as the outcome's own word (`store/grouped.rs`), read back as the type.
+    let outcome = serde_json::from_value::<Outcome>(serde_json::Value::String(card.outcome.clone()));
+    let outcome_words = match outcome {
+        Ok(Outcome::Finished) => say!(lang, "outcome-finished"),
+        Ok(Outcome::Failed) => say!(lang, "outcome-failed"),
+        Ok(Outcome::TimedOut) => say!(lang, "outcome-timed-out"),
+        Ok(Outcome::Cancelled) => say!(lang, "outcome-cancelled"),
+        Err(_) => card.outcome.clone(),
     };
     RunCard { title: say!(lang, "run-title"), outcome_words, card }
 }
