@@ -48,40 +48,36 @@ impl Dates {
 
     /// A moment in this locale's way, as `shape` says.
     pub fn say(&self, at: &Zoned, shape: Shape) -> String {
-        let date = Date::try_new_gregorian(at.year() as i32, at.month() as u8, at.day() as u8);
-        let time = Time::try_new(at.hour() as u8, at.minute() as u8, at.second() as u8, 0);
-        let (Ok(date), Ok(time)) = (date, time) else { return at.strftime("%Y-%m-%d %H:%M").to_string() };
         let prefs = (&self.locale).into();
-        if shape == Shape::Time {
-            return match NoCalendarFormatter::try_new(prefs, fieldsets::T::hm()) {
-                Ok(f) => f.format(&time).to_string(),
-                Err(_) => at.strftime("%H:%M").to_string(),
-            };
-        }
-        let dt = DateTime { date, time };
+        let date = Date::try_new_gregorian(at.year() as i32, at.month() as u8, at.day() as u8).ok();
+        let time = Time::try_new(at.hour() as u8, at.minute() as u8, at.second() as u8, 0).ok();
         // One formatter type per field set (ICU4X keeps only the data each one needs).
         macro_rules! said {
             ($set:expr) => {
-                DateTimeFormatter::try_new(prefs, $set).map(|f| f.format(&dt).to_string()).ok()
+                date.zip(time).and_then(|(date, time)| {
+                    DateTimeFormatter::try_new(prefs, $set).map(|f| f.format(&DateTime { date, time }).to_string()).ok()
+                })
             };
         }
         let said = match shape {
+            // A time alone falls back to a time alone.
+            Shape::Time => time
+                .and_then(|time| NoCalendarFormatter::try_new(prefs, fieldsets::T::hm()).map(|f| f.format(&time).to_string()).ok())
+                .or_else(|| Some(at.strftime("%H:%M").to_string())),
             Shape::ShortDay => said!(fieldsets::MDE::medium()),
             Shape::LongDay => said!(fieldsets::MDE::long()),
             Shape::LongDayWithYear => said!(fieldsets::YMDE::long()),
             Shape::Date => said!(fieldsets::YMD::medium()),
-            Shape::Time | Shape::Exact => said!(fieldsets::YMDE::medium().with_time_hm()),
+            Shape::Exact => said!(fieldsets::YMDE::medium().with_time_hm()),
         };
         said.unwrap_or_else(|| at.strftime("%Y-%m-%d %H:%M").to_string())
     }
 
     /// A day's weekday, short and in full: ("Mon", "Monday"), ("Mo.", "Montag").
     pub fn weekday(&self, at: &Zoned) -> (String, String) {
-        let Ok(date) = Date::try_new_gregorian(at.year() as i32, at.month() as u8, at.day() as u8) else {
-            return (at.strftime("%a").to_string(), at.strftime("%A").to_string());
-        };
         let prefs = (&self.locale).into();
-        let said = |set| DateTimeFormatter::try_new(prefs, set).map(|f| f.format(&date).to_string()).ok();
+        let date = Date::try_new_gregorian(at.year() as i32, at.month() as u8, at.day() as u8).ok();
+        let said = |set| date.and_then(|date| DateTimeFormatter::try_new(prefs, set).map(|f| f.format(&date).to_string()).ok());
         match (said(fieldsets::E::medium()), said(fieldsets::E::long())) {
             (Some(short), Some(full)) => (short, full),
             _ => (at.strftime("%a").to_string(), at.strftime("%A").to_string()),
