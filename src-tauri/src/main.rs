@@ -119,9 +119,11 @@ async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
 fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
     let (app, link, query) = (app.clone(), link.clone(), query.map(String::from));
     tauri::async_runtime::spawn(async move {
-        // The page's words in the person's language, asked anew for each window (a language
-        // chosen in the settings applies from the tray's next start, and so to its windows).
-        let words = link.call("page_words".into(), serde_json::json!({})).await.unwrap_or_else(|e| {
+        // The pages' words in the person's language, asked once: this process ends with its
+        // tray, and a language chosen in the settings applies from the tray's next start.
+        static WORDS: tokio::sync::OnceCell<serde_json::Value> = tokio::sync::OnceCell::const_new();
+        let asked = WORDS.get_or_try_init(|| link.call("page_words".into(), serde_json::json!({}))).await;
+        let words = asked.cloned().unwrap_or_else(|e| {
             tracing::warn!("the pages' words: {e}; the window says its English");
             serde_json::Value::Null
         });
