@@ -63,6 +63,21 @@ pub use say;
 /// A message's variables.
 pub type Args<'a> = FluentArgs<'a>;
 
+/// The variables with their text cleaned: a team's name or an email from the cloud may carry a
+/// newline or a bidi override (U+202E), which would break a menu's line or turn the words
+/// around them (`text::clean`: a newline becomes a space, bidi controls go; the narrow spaces
+/// a locale puts in a time stay).
+fn cleaned<'a>(args: &'a Args<'a>) -> Args<'a> {
+    let mut out = Args::new();
+    for (name, value) in args.iter() {
+        match value {
+            fluent_bundle::FluentValue::String(text) => out.set(name, crate::text::clean(text, false)),
+            other => out.set(name, other.clone()),
+        }
+    }
+    out
+}
+
 /// A language's catalogue and the locale dates are said in.
 pub struct Lang {
     language: Language,
@@ -122,10 +137,11 @@ impl Lang {
 
     /// A message in this language (else in English, else its id), with its variables.
     pub fn say(&self, id: &str, args: Option<&Args>) -> String {
+        let args = args.map(cleaned);
         for bundle in std::iter::once(&self.messages).chain(self.english.as_ref()) {
             if let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) {
                 let mut errors = Vec::new();
-                let said = bundle.format_pattern(pattern, args, &mut errors).into_owned();
+                let said = bundle.format_pattern(pattern, args.as_ref(), &mut errors).into_owned();
                 if !errors.is_empty() {
                     tracing::warn!(id, ?errors, "a message's variables were not all given");
                 }

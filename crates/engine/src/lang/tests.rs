@@ -93,3 +93,12 @@ fn a_pages_words_leave_their_variables_for_the_page() {
     assert_eq!(words["page-history"], "Verlauf");
     assert!(words.keys().all(|id| id.starts_with("page-")));
 }
+
+/// What the cloud names (a team, an email) is said on one line, with no control of its own.
+#[test]
+fn a_variables_newline_and_bidi_override_never_reach_the_words() {
+    let english = Lang::english();
+    let said = say!(english, "menu-account-team", email = "ada@example.com", team = "Plat\u{202E}mrof\nSign out");
+    assert_eq!(said, "ada@example.com — Platmrof Sign out");
+    assert_eq!(say!(english, "coalesced-runs", n = 5), "5 Runs ended", "numbers are said as numbers");
+}
