@@ -384,3 +384,14 @@ fn the_settings_in_a_twelve_hour_session_say_am_and_pm_and_offer_no_install_on_l
     assert!(now.contains("10:00\u{202f}PM") || now.contains("7:00\u{202f}AM"), "a 12-hour clock: {now:?}");
     assert!(!now.contains("22:00") && !now.contains("07:00"), "no 24-hour time: {now:?}");
 }
+
+/// The pages fill `{name}` slots with what the tray sent (a team's name, a Run's title): a
+/// value is put in as it is, `$&` and a `{slot}` inside it included, in one pass.
+#[test]
+fn a_pages_words_take_their_values_as_they_are() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let wd = app(&desktop, &home, Some(&user), "settings", "Adwaita");
+    wd.find("#account");
+    let filled = wd.run("return t('{a} and {b}', {a: \"$& $` {b}\", b: 'x'});", json!([]));
+    assert_eq!(filled, "$& $` {b} and x");
+}

@@ -7,10 +7,11 @@ const { listen } = window.__TAURI__.event;
 // The page's words, in the person's language, from the engine's catalogue (the windows process
 // puts them here before this script runs); each `{name}` in one is filled by `t`.
 const WORDS = window.__CMUX_WORDS__ ?? { language: "en", locale: "en-GB", words: {} };
+// One pass with a function: a value is put in as it is (no `$&` read specially), and a `{slot}`
+// inside a value is never filled again.
 function t(id, vars = {}) {
-  let said = WORDS.words[id] ?? id;
-  for (const [name, value] of Object.entries(vars)) said = said.replaceAll("{" + name + "}", String(value));
-  return said;
+  const said = WORDS.words[id] ?? id;
+  return said.replace(/\{([A-Za-z0-9_]+)\}/g, (slot, name) => (Object.hasOwn(vars, name) ? String(vars[name]) : slot));
 }
 // Numbers and dates as the person's locale writes them.
 const number = (n) => new Intl.NumberFormat(WORDS.locale).format(n);
