@@ -27,7 +27,7 @@ pub enum Claim {
 pub async fn claim(paths: &Paths, argv: &[String]) -> anyhow::Result<Claim> {
     cmux_tray_engine::private::create_dir(&paths.runtime_dir).with_context(|| format!("making {} private", paths.runtime_dir.display()))?;
     let lock_path = paths.runtime_dir.join("app.lock");
-    let lock = std::fs::File::create(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
+    let lock = cmux_tray_engine::private::open_lock(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
     let started = Instant::now();
     loop {
         if lock.try_lock().is_ok() {

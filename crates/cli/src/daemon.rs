@@ -31,7 +31,7 @@ pub(crate) async fn daemon(paths: &Paths) -> anyhow::Result<()> {
                 sound: false,
                 replaces: None,
             };
-            let desktop = cmux_tray_engine::desktop::system("cmux-tray", cmux_tray_engine::desktop::Hearing::Nothing);
+            let desktop = cmux_tray_engine::desktop::system("cmux-tray", cmux_tray_engine::desktop::Hearing::Nothing, &paths.data_dir);
             if let Err(why) = tokio::time::timeout(Duration::from_secs(5), desktop.post(&banner))
                 .await
                 .unwrap_or(Err(cmux_tray_engine::desktop::DesktopError::Unavailable("no answer within 5 s".into())))

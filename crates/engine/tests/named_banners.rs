@@ -13,13 +13,18 @@ use cmux_tray_engine::desktop::Desktop;
 use cmux_tray_engine::desktop::named::scripted::{Scripted, ScriptedToasts, ScriptedUserNotifications};
 use cmux_tray_engine::desktop::named::toasts::Toasts;
 use cmux_tray_engine::desktop::named::user_notifications::{Authorization, UserNotifications};
-use cmux_tray_engine::desktop::named::{BannerName, Named};
+use cmux_tray_engine::desktop::named::{BannerName, NameKey, Named};
 use cmux_tray_engine::engine::EngineEvent;
 use cmux_tray_engine::notice::local::LocalPost;
 use cmux_tray_engine::{Engine, EngineOptions};
 use common::eventually;
 
 const LIMIT: Duration = Duration::from_secs(10);
+
+/// The banners' key of the person these engines run for: one, as the file kept in their data.
+fn key() -> NameKey {
+    NameKey::from_bytes([42; 16])
+}
 
 /// A platform's stand-in, and the engine's desktop over its backend.
 trait Platform: Clone + Send + 'static {
@@ -29,7 +34,7 @@ trait Platform: Clone + Send + 'static {
 
 impl Platform for ScriptedToasts {
     fn desktop(&self) -> Arc<dyn Desktop> {
-        Arc::new(Named::new(Toasts::new(self.clone())))
+        Arc::new(Named::new(Toasts::new(self.clone()), key()))
     }
     fn centre(&self) -> &Scripted {
         &self.centre
@@ -38,7 +43,7 @@ impl Platform for ScriptedToasts {
 
 impl Platform for ScriptedUserNotifications {
     fn desktop(&self) -> Arc<dyn Desktop> {
-        Arc::new(Named::new(UserNotifications::new(self.clone())))
+        Arc::new(Named::new(UserNotifications::new(self.clone()), key()))
     }
     fn centre(&self) -> &Scripted {
         &self.centre
@@ -82,7 +87,7 @@ async fn replaced_clicked_and_withdrawn(platform: impl Platform) {
     let centre = platform.centre().clone();
 
     let first = engine.post_local(post("first", "S1")).await.unwrap();
-    let name = BannerName::of_item(&first.item);
+    let name = BannerName::of_item(&key(), &first.item);
     eventually("the first banner is listed", LIMIT, || lists_only(&centre, name, "first")).await;
     engine.post_local(post("second", "S1")).await.unwrap();
     eventually("the second banner took the first's place", LIMIT, || lists_only(&centre, name, "second")).await;
@@ -123,7 +128,7 @@ async fn reposted_after_a_kill_replaces_itself(platform: impl Platform) {
     let first = killed.spawn(async move { Engine::start(opts).await.unwrap() }).await.unwrap();
     let posting = first.clone();
     let notice = killed.spawn(async move { posting.post_local(post("ended", "S1")).await.unwrap() }).await.unwrap();
-    let name = BannerName::of_item(&notice.item);
+    let name = BannerName::of_item(&key(), &notice.item);
     eventually("the platform took the banner", LIMIT, || centre.holding()).await;
     killed.shutdown_background();
     drop(first);

@@ -43,7 +43,7 @@ impl Host {
     /// Starts the engine with the platform's banners; `hearing` says whether this process can
     /// hear their clicks where that takes a main run loop (the app can, the daemon cannot).
     pub async fn start(paths: &Paths, env: &BTreeMap<String, String>, hearing: Hearing) -> anyhow::Result<Host> {
-        Self::start_with(paths, env, cmux_tray_engine::desktop::system("cmux-tray", hearing)).await
+        Self::start_with(paths, env, cmux_tray_engine::desktop::system("cmux-tray", hearing, &paths.data_dir)).await
     }
 
     pub async fn start_with(paths: &Paths, env: &BTreeMap<String, String>, desktop: Arc<dyn Desktop>) -> anyhow::Result<Host> {
@@ -53,7 +53,7 @@ impl Host {
         }
         cmux_tray_engine::private::create_dir(&paths.data_dir).with_context(|| format!("making {} private", paths.data_dir.display()))?;
         let lock_path = paths.lock_file();
-        let lock = std::fs::File::create(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
+        let lock = cmux_tray_engine::private::open_lock(&lock_path).with_context(|| format!("opening {}", lock_path.display()))?;
         if lock.try_lock().is_err() {
             return Err(AlreadyRunning { data: paths.data_dir.clone(), lock: lock_path }.into());
         }

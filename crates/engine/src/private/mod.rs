@@ -117,6 +117,15 @@ pub fn write_file(file: &Path, text: &str) -> std::io::Result<()> {
     written
 }
 
+/// Opens a lock file (`app.lock`, the data folder's lock) to hold a lock on: made 0600 when
+/// missing, never truncated, and never through a link (whose target another program chose).
+pub fn open_lock(file: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = platform::private_file();
+    options.read(true).write(true).create(true).truncate(false);
+    platform::no_link(&mut options);
+    options.open(file)
+}
+
 /// Creates `file` empty and 0600 if it does not exist, and tightens it if it does (a database
 /// file before SQLite opens it: SQLite gives its WAL the main file's mode).
 pub fn touch_file(file: &Path) -> std::io::Result<()> {

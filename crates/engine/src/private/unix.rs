@@ -37,6 +37,12 @@ pub(super) fn private_file() -> std::fs::OpenOptions {
     options
 }
 
+/// Open options that never follow a link at the last step (a lock file a link points elsewhere).
+pub(super) fn no_link(options: &mut std::fs::OpenOptions) {
+    use std::os::unix::fs::OpenOptionsExt;
+    options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+}
+
 /// Takes `path` down to `mode` when it is looser (one log line saying so); refuses a path that
 /// is not the person's own.
 pub(super) fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
@@ -58,7 +64,7 @@ pub(super) fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{create_dir, touch_file, write_file};
+    use super::super::{create_dir, open_lock, touch_file, write_file};
     use super::*;
 
     fn mode(p: &Path) -> u32 {
@@ -83,5 +89,25 @@ mod tests {
         touch_file(&db).unwrap();
         assert_eq!(mode(&db), 0o600);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "no temporary file is left");
+    }
+
+    /// A program of the person's points `app.lock` at a file it wants emptied: the lock is not
+    /// taken through the link, and the file keeps its words; a lock file that exists keeps its.
+    #[test]
+    fn a_lock_is_never_opened_through_a_link_nor_emptied() {
+        let root = tempfile::tempdir().unwrap();
+        let victim = root.path().join("notes.txt");
+        std::fs::write(&victim, "keep me").unwrap();
+        let lock = root.path().join("app.lock");
+        std::os::unix::fs::symlink(&victim, &lock).unwrap();
+        assert!(open_lock(&lock).is_err(), "opened through a link");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+        std::fs::remove_file(&lock).unwrap();
+        let held = open_lock(&lock).unwrap();
+        assert_eq!(mode(&lock), 0o600);
+        drop(held);
+        std::fs::write(&lock, "12345").unwrap();
+        drop(open_lock(&lock).unwrap());
+        assert_eq!(std::fs::read_to_string(&lock).unwrap(), "12345", "not truncated");
     }
 }

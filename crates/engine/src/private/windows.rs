@@ -20,6 +20,9 @@ pub(super) fn private_file() -> std::fs::OpenOptions {
     std::fs::OpenOptions::new()
 }
 
+/// A link in the profile's own folders is the person's doing: nothing to refuse.
+pub(super) fn no_link(_options: &mut std::fs::OpenOptions) {}
+
 /// The profile's inherited ACL is the person's; a path only has to exist.
 pub(super) fn tighten(path: &Path, _mode: u32) -> std::io::Result<()> {
     std::fs::metadata(path).map(drop)

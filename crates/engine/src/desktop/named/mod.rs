@@ -26,23 +26,113 @@ use tokio::sync::mpsc;
 use super::seam::{Banner, Click, Desktop, DesktopError, DesktopEvent};
 use crate::lock::Locked;
 
-/// What every name starts with; what follows is the banner id in hex.
+/// What every name starts with; then the item's source and the banner id in hex.
 const PREFIX: &str = "cmux-tray-";
 
+/// Where a banner's item came from. Each has a name part and the top two bits of the banner
+/// id of its own, so no item of one source can take the name (or the click) of another's: an
+/// agent's notice never replaces, withdraws or answers for a Run's banner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Source {
+    App = 0,
+    Run = 1,
+    Handoff = 2,
+    Local = 3,
+}
+
+impl Source {
+    const ALL: [Source; 4] = [Source::App, Source::Run, Source::Handoff, Source::Local];
+
+    fn of_item(item: &str) -> Source {
+        match item.split_once(':').map(|(kind, _)| kind) {
+            Some("run") => Source::Run,
+            Some("handoff") => Source::Handoff,
+            Some("local") => Source::Local,
+            _ => Source::App,
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            Source::App => "app",
+            Source::Run => "run",
+            Source::Handoff => "handoff",
+            Source::Local => "local",
+        }
+    }
+}
+
+/// The secret the banners' names are made with: kept in the person's data folder (0600, made
+/// once), so an item's name is the same across restarts and cannot be foreseen by a program
+/// that cannot read that folder (an agent in a sandbox).
+#[derive(Clone)]
+pub struct NameKey([u8; 16]);
+
+impl std::fmt::Debug for NameKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameKey(..)")
+    }
+}
+
+impl NameKey {
+    /// The key in `dir` (`banner-names.key`), made there if it is not yet.
+    pub fn kept_in(dir: &std::path::Path) -> std::io::Result<NameKey> {
+        let path = dir.join("banner-names.key");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::from_hex(text.trim())
+                .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: not 32 hex digits", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let key = NameKey(rand::random());
+                crate::private::create_dir(dir)?;
+                crate::private::write_file(&path, &key.0.iter().map(|b| format!("{b:02x}")).collect::<String>())?;
+                Ok(key)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A key of these bytes (tests, whose engines must name alike).
+    pub fn from_bytes(bytes: [u8; 16]) -> NameKey {
+        NameKey(bytes)
+    }
+
+    fn from_hex(text: &str) -> Option<NameKey> {
+        let mut bytes = [0u8; 16];
+        (text.len() == 32).then_some(())?;
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(NameKey(bytes))
+    }
+
+    /// SipHash-1-3 of `item` under this key.
+    fn hash(&self, item: &str) -> u64 {
+        use std::hash::Hasher;
+        let mut h = siphasher::sip::SipHasher13::new_with_key(&self.0);
+        h.write(item.as_bytes());
+        h.finish()
+    }
+}
+
 /// A banner's name on the platform (a toast's tag, a notification request's identifier): made
-/// from the banner's item, so each item has one, stable across restarts. It is 18 ASCII
-/// characters, within a toast tag's 64.
+/// from the banner's item, so each item has one, stable across restarts. It is at most 26 ASCII
+/// characters, within a toast tag's 64. The engine saves a banner's id as a 32-bit number (the
+/// freedesktop id's size), and a name is its id said: the item's source in the top two bits,
+/// then 30 bits of a keyed 64-bit hash of the item key. Two items of one source share a name
+/// only by chance (below one in ten thousand among the few hundred items a person follows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BannerName(u32);
 
 impl BannerName {
-    /// The name of `item`'s banner: FNV-1a over the item key. Two items whose keys hash alike
-    /// would share a banner; among the few hundred items a person follows, the odds are below
-    /// one in ten thousand.
-    pub fn of_item(item: &str) -> BannerName {
-        let hash = item.bytes().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    /// The name of `item`'s banner under `key`.
+    pub fn of_item(key: &NameKey, item: &str) -> BannerName {
+        BannerName::made(Source::of_item(item), key.hash(item) as u32)
+    }
+
+    /// The name of a `source`'s item whose keyed hash is `hash` (its low 30 bits are kept).
+    fn made(source: Source, hash: u32) -> BannerName {
         // 0 is no banner on the freedesktop side, and the store keeps ids alike: never use it.
-        BannerName(hash.max(1))
+        BannerName(((source as u32) << 30) | (hash & 0x3fff_ffff).max(1))
     }
 
     /// The name the engine's banner id stands for.
@@ -55,17 +145,22 @@ impl BannerName {
         self.0
     }
 
+    fn source(self) -> Source {
+        Source::ALL[(self.0 >> 30) as usize]
+    }
+
     /// A name the platform told back (a click), if it is one of ours.
     pub fn parse(text: &str) -> Option<BannerName> {
-        let hex = text.strip_prefix(PREFIX)?;
-        (hex.len() == 8).then_some(())?;
-        u32::from_str_radix(hex, 16).ok().filter(|id| *id != 0).map(BannerName)
+        let (word, hex) = text.strip_prefix(PREFIX)?.rsplit_once('-')?;
+        (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(())?;
+        let name = u32::from_str_radix(hex, 16).ok().filter(|id| id & 0x3fff_ffff != 0).map(BannerName)?;
+        (name.source().word() == word).then_some(name)
     }
 }
 
 impl std::fmt::Display for BannerName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{PREFIX}{:08x}", self.0)
+        write!(f, "{PREFIX}{}-{:08x}", self.source().word(), self.0)
     }
 }
 
@@ -128,13 +223,15 @@ pub trait Backend: Send + Sync + 'static {
 pub struct Named<B: Backend> {
     backend: Arc<B>,
     events: Mutex<Option<mpsc::UnboundedReceiver<DesktopEvent>>>,
+    key: NameKey,
 }
 
 impl<B: Backend> Named<B> {
-    pub fn new(backend: B) -> Self {
+    /// Banners named under `key` ([`NameKey::kept_in`] the person's data folder).
+    pub fn new(backend: B, key: NameKey) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         backend.listen(Clicks(tx));
-        Named { backend: Arc::new(backend), events: Mutex::new(Some(rx)) }
+        Named { backend: Arc::new(backend), events: Mutex::new(Some(rx)), key }
     }
 
     /// Runs a platform call on a blocking thread.
@@ -150,7 +247,7 @@ impl<B: Backend> Named<B> {
 impl<B: Backend> Desktop for Named<B> {
     fn post<'a>(&'a self, banner: &'a Banner) -> BoxFuture<'a, Result<u32, DesktopError>> {
         Box::pin(async move {
-            let name = BannerName::of_item(&banner.item);
+            let name = BannerName::of_item(&self.key, &banner.item);
             let shown = banner.clone();
             self.call(move |b| b.authorize().and_then(|()| b.show(name, &shown))).await?;
             // A burst's banner takes the place of its leader's, which has another item's name.
@@ -176,17 +273,60 @@ impl<B: Backend> Desktop for Named<B> {
 mod tests {
     use super::*;
 
+    fn key() -> NameKey {
+        NameKey::from_bytes([7; 16])
+    }
+
     #[test]
     fn a_name_is_its_items_and_reads_back() {
-        let name = BannerName::of_item("run:0f7c");
-        assert_eq!(name, BannerName::of_item("run:0f7c"), "stable: the same item, the same name");
-        assert_ne!(name, BannerName::of_item("run:0f7d"));
+        let name = BannerName::of_item(&key(), "run:0f7c");
+        assert_eq!(name, BannerName::of_item(&key(), "run:0f7c"), "stable: the same item, the same name");
+        assert_ne!(name, BannerName::of_item(&key(), "run:0f7d"));
+        assert_ne!(name, BannerName::of_item(&NameKey::from_bytes([8; 16]), "run:0f7c"), "another key, another name");
         let text = name.to_string();
-        assert!(text.starts_with("cmux-tray-") && text.len() == 18, "{text}");
+        assert!(text.starts_with("cmux-tray-run-") && text.len() == 22, "{text}");
         assert_eq!(BannerName::parse(&text), Some(name));
         assert_eq!(BannerName::of_id(name.id()), name);
-        for other in ["", "cmux-tray-", "cmux-tray-0000000g", "cmux-tray-00000000", "cmux-tray-000000001", "other-00000001"] {
+        let local = BannerName::of_item(&key(), "local:W1:S1").to_string();
+        assert!(local.starts_with("cmux-tray-local-") && local.len() <= 26, "{local}");
+        let said = |id: u32| format!("{:08x}", id);
+        let as_run = format!("cmux-tray-run-{}", said(BannerName::parse(&local).unwrap().id()));
+        for other in
+            ["", "cmux-tray-", "cmux-tray-run-0000000g", "cmux-tray-run-40000000", "cmux-tray-run-400000001", "other-40000001", &as_run]
+        {
             assert_eq!(BannerName::parse(other), None, "{other:?}");
         }
+    }
+
+    /// Two items of different sources whose keyed hashes agree (found by an agent who knows
+    /// the key, say) still have two names and two ids: the source is part of both.
+    #[test]
+    fn an_agents_item_cannot_take_a_runs_name() {
+        for hash in [1, 0x1234_5678, 0x3fff_ffff] {
+            let (run, local) = (BannerName::made(Source::Run, hash), BannerName::made(Source::Local, hash));
+            assert_ne!(run, local);
+            assert_ne!(run.to_string(), local.to_string());
+            assert_eq!(BannerName::parse(&local.to_string()), Some(local));
+        }
+        let local = BannerName::of_item(&key(), "local:run:run_0123456789abcdef0123");
+        assert!(local.to_string().starts_with("cmux-tray-local-"), "an agent's words make no Run's item: {local}");
+    }
+
+    #[test]
+    fn the_key_is_made_once_private_and_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("data");
+        let key = NameKey::kept_in(&folder).unwrap();
+        let again = NameKey::kept_in(&folder).unwrap();
+        assert_eq!(BannerName::of_item(&key, "run:x"), BannerName::of_item(&again, "run:x"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(folder.join("banner-names.key")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        std::fs::write(folder.join("banner-names.key"), "nonsense").unwrap();
+        let e = NameKey::kept_in(&folder).unwrap_err().to_string();
+        assert!(e.contains("banner-names.key") && e.contains("hex"), "{e}");
     }
 }
