@@ -32,7 +32,9 @@ fn login_keeps_the_account_in_the_keyring_across_a_restart_and_logout_deletes_it
     let mut daemon = home.daemon("");
     login(&home, &cloud, &user.user_id);
     let secret = desktop.keyring_lookup(&user.user_id).expect("the refresh token is in the Secret Service");
-    assert!(secret.starts_with("rt_"), "a refresh token, not an access token");
+    let kept: serde_json::Value = serde_json::from_str(&secret).expect("the kept sign-in is JSON (docs/configuration.md)");
+    assert!(kept["refresh_token"].as_str().is_some_and(|t| t.starts_with("rt_")), "a refresh token, not an access token: {kept}");
+    assert_eq!(kept["origins"], serde_json::json!({"auth": cloud.origin(), "api": cloud.origin()}), "kept with the cloud it came from");
     let status = home.status();
     assert_eq!(status["account"]["email"], "ada@example.com");
     assert_eq!(status["signInKeptIn"], "the system keyring");
@@ -144,6 +146,20 @@ fn a_saved_sign_in_that_cannot_be_found_reads_sign_in_again_never_signed_in() {
     let out = home.run(&["follow", "run", &cloud.sim().create_run(&user.user_id, "x")]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("not signed in"), "{err}");
+}
+
+/// A program of the person's rewrites the settings to send the sign-in elsewhere (any program
+/// may write the config file): the kept refresh token goes nowhere but the cloud it came from.
+#[test]
+fn a_kept_sign_in_is_never_sent_to_an_origin_the_settings_name_later() {
+    let (_desktop, _cloud, _user, home) = signed_in_once();
+    let elsewhere = Cloud::start();
+    let _daemon = home.daemon_with("", &[("CMUX_TRAY_AUTH_URL", &elsewhere.origin())]);
+    wait_until("sign in again", LIMIT, || home.status()["account"]["problem"].as_str().is_some_and(|p| p.contains("sign in again")));
+    let problem = home.status()["account"]["problem"].as_str().unwrap().to_string();
+    assert!(problem.contains(&elsewhere.origin()), "the problem names where the settings point: {problem}");
+    let asked: Vec<String> = elsewhere.sim().requests().iter().map(|r| r.path.clone()).collect();
+    assert!(asked.is_empty(), "the other origin was asked: {asked:?}");
 }
 
 #[test]

@@ -125,7 +125,7 @@ impl Engine {
             return Ok(None);
         }
         let Some(account) = self.inner.store.account()? else { return Ok(None) };
-        let Some(refresh) = self.load_secret(&account.user_id).await else {
+        let Some(kept) = self.load_secret(&account.user_id).await else {
             // Never "signed in" without a usable token: the account needs a sign-in, visibly.
             let kept = self.secret_store().map(|s| s.describe()).unwrap_or_else(|| "nowhere".into());
             let problem = format!("The saved sign-in was not found in {kept}: sign in again.");
@@ -134,6 +134,17 @@ impl Engine {
             self.changed();
             return Ok(None);
         };
+        // Sent only to the cloud it came from: settings that name another are not given it.
+        let here = self.origins();
+        if !kept.belongs_to(&here) {
+            let from = kept.origins.unwrap_or_else(crate::secrets::Origins::built_in);
+            let problem = format!("The saved sign-in is for {}, and the settings now name {}: sign in again.", from.auth, here.auth);
+            tracing::warn!(account = %account.email, "{problem}");
+            self.inner.store.set_account_problem(Some(&problem))?;
+            self.changed();
+            return Ok(None);
+        }
+        let refresh = kept.refresh;
         let team = account.team.as_deref().and_then(|t| TeamId::parse(t).ok());
         let mut pause = Duration::from_secs(2);
         loop {
@@ -219,8 +230,14 @@ impl Engine {
         self.sign_in_needed(account);
     }
 
+    /// The origins this engine's cloud speaks to, kept with a sign-in.
+    fn origins(&self) -> crate::secrets::Origins {
+        crate::secrets::Origins::of(self.inner.cloud.auth_url(), self.inner.cloud.api_url())
+    }
+
     async fn save_secret(&self, account: &str, secret: SecretString) {
         let Some(store) = self.secret_store_ready().await else { return };
+        let secret = crate::secrets::KeptSignIn { refresh: secret, origins: Some(self.origins()) };
         let account = account.to_string();
         tracing::debug!(%account, "keeping the sign-in");
         let _in_order = self.inner.account.secret_writes.lock().await;
@@ -230,7 +247,7 @@ impl Engine {
         }
     }
 
-    async fn load_secret(&self, account: &str) -> Option<SecretString> {
+    async fn load_secret(&self, account: &str) -> Option<crate::secrets::KeptSignIn> {
         let store = self.secret_store()?;
         let account = account.to_string();
         match tokio::task::spawn_blocking(move || store.load(&account)).await {
