@@ -277,7 +277,9 @@ fn sign_in_from_the_tray_stays_signed_in_through_the_keyring_and_sign_out_remove
     assert!(cloud.sim().approve_device(&cloud.sim().last_user_code().unwrap(), &user.user_id));
     wait_until("signed in, in the menu", LIMIT, || signed_in_as(&labels(&desktop, &item), "ada@example.com"));
     let secret = desktop.keyring_lookup(&user.user_id).expect("the refresh token is in the Secret Service");
-    assert!(secret.starts_with("rt_"));
+    let kept: serde_json::Value = serde_json::from_str(&secret).expect("the kept sign-in is JSON (docs/configuration.md)");
+    assert!(kept["refresh_token"].as_str().is_some_and(|t| t.starts_with("rt_")), "{kept}");
+    assert_eq!(kept["origins"]["auth"], cloud.origin(), "kept with the cloud it came from");
     assert!(!labels(&desktop, &item).iter().any(|l| l.starts_with("Sign-in kept in a")), "the keyring is used: nothing to say");
 
     // Restarted: signed in again from the keyring, no token given.
@@ -930,4 +932,77 @@ fn the_idle_tray_maps_no_web_engine_no_toolkit_and_no_opengl_and_passes_no_switc
     let env = String::from_utf8_lossy(&std::fs::read(&dumped).unwrap()).into_owned();
     assert!(env.split('\0').any(|v| v.starts_with("DISPLAY=")), "the opener's environment was read");
     assert!(!env.contains("GDK_GL"), "GDK_GL reached the opener: {env:?}");
+}
+
+/// One line to the local socket at `path` and the line it answers.
+fn socket_answer(path: &std::path::Path, line: &str) -> Option<String> {
+    use std::io::{BufRead, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(path).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    stream.write_all(format!("{line}\n").as_bytes()).ok()?;
+    let mut answer = String::new();
+    std::io::BufReader::new(stream).read_line(&mut answer).ok()?;
+    Some(answer.trim_end().to_string())
+}
+
+/// A program of the person's that is not the tray's windows (it cannot read the keyring, say)
+/// asks the tray, over its channel, to send the sign-in elsewhere and restart: refused.
+#[test]
+fn a_program_that_is_not_the_trays_windows_cannot_change_a_setting_or_restart_the_tray() {
+    use std::io::{BufRead, Write};
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let _item = tray_item(&desktop);
+    let tray = app_pid(&home);
+    let channel = home.dir.path().join("run/cmux-tray/app.sock");
+    let ask = |lines: &[&str]| -> Vec<String> {
+        let mut stream = std::os::unix::net::UnixStream::connect(&channel).expect("the tray serves its channel");
+        stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        for line in lines {
+            // The tray closes a connection it refused: what is sent after that may find it gone.
+            let _ = stream.write_all(format!("{line}\n").as_bytes());
+        }
+        std::io::BufReader::new(stream).lines().map_while(Result::ok).collect()
+    };
+    let answers = ask(&[
+        r#"{"type":"call","id":1,"command":"set_setting","args":{"key":"cloud.auth_url","value":"https://elsewhere.example"}}"#,
+        r#"{"type":"call","id":2,"command":"restart","args":{}}"#,
+    ]);
+    assert_eq!(answers.len(), 1, "one refusal, then the channel closed: {answers:?}");
+    let refused: Value = serde_json::from_str(&answers[0]).unwrap();
+    assert_eq!(refused["id"], 1);
+    assert!(refused["error"].as_str().is_some_and(|e| e.contains("refused")), "{refused}");
+    // A key made up is no key either.
+    let key = "0".repeat(64);
+    let attach = format!(r#"{{"type":"attach","page":"settings","query":null,"key":"{key}"}}"#);
+    let answers = ask(&[&attach, r#"{"type":"call","id":3,"command":"restart","args":{}}"#]);
+    assert_eq!(answers.first().map(String::as_str), Some(r#"{"type":"attached","chosen":false}"#), "{answers:?}");
+    assert!(answers.iter().any(|a| a.contains("refused")), "{answers:?}");
+    std::thread::sleep(NOTHING_MORE);
+    assert!(!std::fs::read_to_string(home.config_file()).unwrap_or_default().contains("elsewhere"), "the setting was changed");
+    assert_eq!(home.pids_of("cmux-tray-app"), vec![tray], "the tray was restarted");
+    // A launch is still handed over: the page is shown by the tray's own windows.
+    wait_until("the settings window the launch asked for", LIMIT, || desktop.window_titled("cmux-tray — Settings"));
+}
+
+/// Settings → Restart: the new tray serves the local socket with the password the first had
+/// (docs/local-socket.md: `auth` answers "OK: Authenticated" in password mode alone).
+#[test]
+fn a_restart_from_the_settings_keeps_the_sockets_password() {
+    use cmux_tray_e2e::webdriver::WebDriver;
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let password = "correct horse battery staple";
+    let wd = WebDriver::start(
+        &home,
+        desktop.display.as_deref().unwrap(),
+        &["--open", "settings"],
+        &[("CMUX_TRAY_TOKEN", &user.access_token), ("CMUX_SOCKET_PASSWORD", password)],
+    );
+    let auth = format!("auth {password}");
+    wait_until("the socket in password mode", LIMIT, || socket_answer(&home.socket(), &auth).as_deref() == Some("OK: Authenticated"));
+    let first = app_pid(&home);
+    wd.run("window.__TAURI__.core.invoke('restart'); return 1;", serde_json::json!([]));
+    wait_until("the tray restarted", LIMIT, || home.pids_of("cmux-tray-app").iter().any(|pid| *pid != first));
+    wait_until("the restarted tray's socket", LIMIT, || socket_answer(&home.socket(), "ping").is_some());
+    assert_eq!(socket_answer(&home.socket(), &auth).as_deref(), Some("OK: Authenticated"), "the restarted tray dropped the password");
 }

@@ -90,6 +90,24 @@ fn behind_a_companys_proxy_a_runs_end_is_told_once_and_every_connection_goes_thr
     assert!(served.len() <= tunnels.len(), "nginx served {} connections, the proxy tunnelled {}", served.len(), tunnels.len());
 }
 
+/// docs/configuration.md: the release feed is asked "through the same proxy" as the cloud. Its
+/// name resolves at the proxy alone, so a feed asked straight is never asked at all.
+#[test]
+fn the_release_feed_is_asked_through_the_companys_proxy_too() {
+    const FEED_NAME: &str = "releases.cmux.invalid";
+    let world = World::new();
+    let nginx = world.nginx(Front::default());
+    let proxy = ConnectProxy::start(&[(CLOUD_NAME, loopback(nginx.port)), (FEED_NAME, loopback(nginx.port))], None);
+    let origin = format!("https://{CLOUD_NAME}:{}", nginx.port);
+    let home = world.home(&origin, &[("HTTPS_PROXY", &proxy.url()), ("NO_PROXY", "localhost,127.0.0.1")]);
+    let feed = format!("https://{FEED_NAME}:{}/cmux-tray/release.json", nginx.port);
+    let set = home.run(&["config", "set", "updates.feed", &feed]);
+    assert!(set.status.success(), "{}", String::from_utf8_lossy(&set.stderr));
+    let _daemon = home.daemon(&world.token);
+    let asked = format!("tunnel {FEED_NAME}:{}", nginx.port);
+    wait_until("the feed asked through the proxy", LIMIT, || proxy.log().contains(&asked));
+}
+
 #[test]
 fn a_proxy_that_refuses_is_said_in_words_at_once_and_its_password_never_shows() {
     let world = World::new();

@@ -10,7 +10,8 @@
 //! - `update`: installing a newer version, where the installers update themselves.
 //!
 //! `--open PAGE` (history, settings, signin), `--query Q` (the page's query), `--channel PATH`
-//! (the tray's channel, when not the person's own: the demo's); `--cannot-start WHY` draws the
+//! (the tray's channel, when not the person's own: the demo's), `--key-on-stdin` (the tray that
+//! started it wrote the channel's key on standard input); `--cannot-start WHY` draws the
 //! tray's "cannot start" dialog, which the tray, having no toolkit, cannot.
 
 // A release build on Windows opens no console window beside the windows.
@@ -40,12 +41,18 @@ struct Args {
     query: Option<String>,
     channel: Option<std::path::PathBuf>,
     cannot_start: Option<String>,
+    /// The tray that started this process wrote its channel's key on standard input.
+    key_on_stdin: bool,
 }
 
 fn args() -> Args {
-    let mut args = Args { page: Page::History, query: None, channel: None, cannot_start: None };
+    let mut args = Args { page: Page::History, query: None, channel: None, cannot_start: None, key_on_stdin: false };
     let mut words = std::env::args().skip(1);
     while let Some(word) = words.next() {
+        if word == "--key-on-stdin" {
+            args.key_on_stdin = true;
+            continue;
+        }
         match (word.as_str(), words.next()) {
             ("--open", Some(page)) => match Page::parse(&page) {
                 Some(p) => args.page = p,
@@ -108,7 +115,7 @@ async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
                 Some(page) => link.attach(*page, None),
                 None => app.exit(0),
             },
-            Some(FromTray::Install { feed }) => update::install(&app, &link, feed),
+            Some(FromTray::Install { feed, proxy }) => update::install(&app, &link, feed, proxy),
             Some(FromTray::Answer { .. }) => unreachable!("answers are taken by the link"),
         }
     }
@@ -163,7 +170,13 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let (link, incoming) = match tauri::async_runtime::block_on(TrayLink::connect(&channel, &environment)) {
+    // The key of the tray that started this process; none when started by hand (a tray this
+    // process starts gets one it makes, and a tray already running shows the page itself).
+    let key = args
+        .key_on_stdin
+        .then(|| cmux_tray_engine::channel::ChannelKey::read_line(std::io::stdin().lock()))
+        .and_then(|read| read.map_err(|e| tracing::warn!("--key-on-stdin: {e}")).ok());
+    let (link, incoming) = match tauri::async_runtime::block_on(TrayLink::connect(&channel, &environment, key)) {
         Ok(connected) => connected,
         Err(e) => {
             tracing::error!("{e:#}");

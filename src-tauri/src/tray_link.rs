@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use cmux_tray_engine::channel::{self, FromTray, Page, Program, ToTray};
+use cmux_tray_engine::channel::{self, ChannelKey, FromTray, Page, Program, ToTray};
 use cmux_tray_engine::local::endpoint;
 use cmux_tray_engine::lock::Locked;
 use serde_json::Value;
@@ -28,6 +28,9 @@ pub struct TrayLink {
     send: mpsc::UnboundedSender<ToTray>,
     waiting: Arc<Waiting>,
     next: Arc<AtomicU64>,
+    /// What lets this process attach: the key of the tray that started it, or of the tray it
+    /// started.
+    key: Option<ChannelKey>,
 }
 
 /// The tray's side, read as it comes.
@@ -36,8 +39,12 @@ pub type Incoming = BufReader<ReadHalf<endpoint::ClientStream>>;
 impl TrayLink {
     /// Reaches the tray at `path`; when none answers (a window opened by hand, a test's
     /// WebDriver), starts it with `environment` (the secrets included: the tray is their user)
-    /// and waits for it.
-    pub async fn connect(path: &Path, environment: &std::collections::BTreeMap<String, String>) -> anyhow::Result<(TrayLink, Incoming)> {
+    /// and a key made here on its standard input, and waits for it.
+    pub async fn connect(
+        path: &Path,
+        environment: &std::collections::BTreeMap<String, String>,
+        mut key: Option<ChannelKey>,
+    ) -> anyhow::Result<(TrayLink, Incoming)> {
         let stream = match endpoint::connect(path).await {
             Ok(stream) => stream,
             Err(_) => {
@@ -46,11 +53,17 @@ impl TrayLink {
                 })?;
                 tracing::info!("no tray runs: starting {}", tray.display());
                 let mut command = std::process::Command::new(&tray);
-                command.arg("--hidden").env_clear().envs(environment).stdin(std::process::Stdio::null());
+                command.args(["--hidden", "--key-on-stdin"]).env_clear().envs(environment).stdin(std::process::Stdio::piped());
                 // A group of its own: a terminal's Ctrl-C to these windows leaves the tray running.
                 #[cfg(unix)]
                 std::os::unix::process::CommandExt::process_group(&mut command, 0);
                 let mut started_tray = command.spawn()?;
+                let made = ChannelKey::generate();
+                if let Some(mut stdin) = started_tray.stdin.take() {
+                    use std::io::Write;
+                    stdin.write_all(made.line().as_bytes())?;
+                }
+                key = Some(made);
                 let started = Instant::now();
                 loop {
                     match endpoint::connect(path).await {
@@ -80,13 +93,13 @@ impl TrayLink {
                 }
             }
         });
-        let link = TrayLink { send, waiting: Arc::default(), next: Arc::new(AtomicU64::new(1)) };
+        let link = TrayLink { send, waiting: Arc::default(), next: Arc::new(AtomicU64::new(1)), key };
         Ok((link, BufReader::new(read)))
     }
 
     /// Says which page this process shows; the tray's `Attached` comes back on `Incoming`.
     pub fn attach(&self, page: Page, query: Option<String>) {
-        let _ = self.send.send(ToTray::Attach { page, query });
+        let _ = self.send.send(ToTray::Attach { page, query, key: self.key.clone() });
     }
 
     /// No window is left: the tray stops sending pages here and answers `Detached`.

@@ -10,14 +10,75 @@ pub use installer::install;
 
 /// Never asked on Linux (the tray refuses it there); said in the log if it were.
 #[cfg(not(any(target_os = "macos", windows)))]
-pub fn install(_: &tauri::AppHandle, _: &crate::tray_link::TrayLink, feed: String) {
+pub fn install(_: &tauri::AppHandle, _: &crate::tray_link::TrayLink, feed: String, _: Option<cmux_tray_engine::channel::ProxyLine>) {
     tracing::warn!("asked to install the update at {feed}: on Linux the package manager updates cmux-tray");
+}
+
+/// The largest installer taken (a few tens of MB are expected); it is held in memory whole, as
+/// the plugin verifies and installs it from there.
+const MAX_DOWNLOAD: u64 = 256 << 20;
+
+/// Whether an update may be asked for or fetched from `url`: over https alone.
+#[cfg_attr(not(any(target_os = "macos", windows)), allow(dead_code))]
+fn https_only(what: &str, url: &url::Url) -> Result<(), String> {
+    match url.scheme() {
+        "https" => Ok(()),
+        other => Err(format!("{what} {url} is not https ({other}): refused")),
+    }
+}
+
+/// A download's bytes counted against [`MAX_DOWNLOAD`].
+#[derive(Default)]
+#[cfg_attr(not(any(target_os = "macos", windows)), allow(dead_code))]
+struct Budget {
+    got: u64,
+}
+
+#[cfg_attr(not(any(target_os = "macos", windows)), allow(dead_code))]
+impl Budget {
+    /// Counts a chunk (of a download announced as `total`): the percent done, or why it stops.
+    fn take(&mut self, chunk: usize, total: Option<u64>) -> Result<Option<u8>, String> {
+        self.got += chunk as u64;
+        if self.got > MAX_DOWNLOAD || total.is_some_and(|t| t > MAX_DOWNLOAD) {
+            return Err(format!("the update is larger than {} MiB: refused", MAX_DOWNLOAD >> 20));
+        }
+        Ok(total.filter(|t| *t > 0).map(|t| (self.got * 100 / t).min(100) as u8))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_is_asked_for_an_update() {
+        assert!(https_only("the feed", &"https://releases.example/cmux.json".parse().unwrap()).is_ok());
+        for url in ["http://releases.example/cmux.json", "file:///tmp/cmux.dmg", "ftp://releases.example/x"] {
+            let e = https_only("the update's download", &url.parse().unwrap()).unwrap_err();
+            assert!(e.contains(url) && e.contains("not https"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_download_past_its_cap_stops_whether_announced_or_not() {
+        let mut announced = Budget::default();
+        assert!(announced.take(10, Some(MAX_DOWNLOAD + 1)).unwrap_err().contains("larger than 256 MiB"));
+        let mut silent = Budget::default();
+        assert_eq!(silent.take(1 << 20, None), Ok(None));
+        assert!(silent.take(MAX_DOWNLOAD as usize, None).is_err(), "a download with no length is cut at the cap");
+        let mut fine = Budget::default();
+        assert_eq!(fine.take(50, Some(200)), Ok(Some(25)));
+    }
 }
 
 #[cfg(any(target_os = "macos", windows))]
 mod installer {
+    use std::time::Duration;
+
     use serde::Serialize;
     use tauri::{AppHandle, Emitter};
+
+    use cmux_tray_engine::channel::ProxyLine;
 
     use crate::tray_link::TrayLink;
 
@@ -36,30 +97,44 @@ mod installer {
     }
 
     /// Checks `feed`, downloads and verifies the update, has the tray step aside, and installs it.
-    pub fn install(app: &AppHandle, link: &TrayLink, feed: String) {
+    pub fn install(app: &AppHandle, link: &TrayLink, feed: String, proxy: Option<ProxyLine>) {
         let (app, link) = (app.clone(), link.clone());
         tauri::async_runtime::spawn(async move {
             say(&app, Progress::Checking);
-            if let Err(why) = run(&app, &link, &feed).await {
+            if let Err(why) = run(&app, &link, &feed, proxy).await {
                 tracing::warn!("the update from {feed}: {why}");
                 say(&app, Progress::Failed { why });
             }
         });
     }
 
-    async fn run(app: &AppHandle, link: &TrayLink, feed: &str) -> Result<(), String> {
+    use super::{Budget, https_only};
+
+    /// The longest an update's manifest or its download may take.
+    const CHECK_WITHIN: Duration = Duration::from_secs(30);
+    const DOWNLOAD_WITHIN: Duration = Duration::from_secs(15 * 60);
+
+    async fn run(app: &AppHandle, link: &TrayLink, feed: &str, proxy: Option<ProxyLine>) -> Result<(), String> {
         use tauri_plugin_updater::UpdaterExt;
         let feed: url::Url = feed.parse().map_err(|e| format!("the feed {feed:?}: {e}"))?;
+        https_only("the release feed", &feed)?;
         // The key the release build puts in the bundle: without it nothing can be verified.
         let key = app.config().plugins.0.get("updater").and_then(|u| u["pubkey"].as_str()).unwrap_or_default().trim().to_string();
         if key.is_empty() {
             return Err("this build of cmux-tray carries no update key: install the new version from its installer".into());
         }
         let quit = link.clone();
-        let updater = app
-            .updater_builder()
+        let mut builder = app.updater_builder();
+        // The proxy the engine's own requests to the feed take (the settings', the environment's).
+        if let Some(proxy) = &proxy {
+            builder = builder.proxy(proxy.expose().parse().map_err(|e| format!("the proxy: {e}"))?);
+        }
+        let updater = builder
             .endpoints(vec![feed])
             .map_err(|e| e.to_string())?
+            .timeout(DOWNLOAD_WITHIN)
+            // A redirect could lead anywhere, http included: the feed names where the update is.
+            .configure_client(|client| client.redirect(reqwest::redirect::Policy::none()))
             // Windows: the installer replaces the programs once they have ended; the tray is asked
             // to quit (and has answered) before it starts, and the installer starts cmux-tray again.
             .on_before_exit(move || {
@@ -69,23 +144,34 @@ mod installer {
             })
             .build()
             .map_err(|e| e.to_string())?;
-        let update = updater.check().await.map_err(|e| e.to_string())?.ok_or("the feed offers no newer version for this platform")?;
-        let version = update.version.clone();
-        let (mut got, mut shown) = (0usize, None);
-        let bytes = update
-            .download(
-                |chunk, total| {
-                    got += chunk;
-                    let percent = total.filter(|t| *t > 0).map(|t| (got as u64 * 100 / t).min(100) as u8);
-                    if percent != shown {
-                        shown = percent;
-                        say(app, Progress::Downloading { version: version.clone(), percent });
-                    }
-                },
-                || {},
-            )
+        let checked = tokio::time::timeout(CHECK_WITHIN, updater.check())
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|_| format!("the feed did not answer within {CHECK_WITHIN:?}"))?;
+        let update = checked.map_err(|e| e.to_string())?.ok_or("the feed offers no newer version for this platform")?;
+        https_only("the update's download", &update.download_url)?;
+        let version = update.version.clone();
+        let (mut budget, mut shown) = (Budget::default(), None);
+        let (over, mut too_large) = tokio::sync::watch::channel(None);
+        let download = update.download(
+            |chunk, total| match budget.take(chunk, total) {
+                Ok(percent) if percent != shown => {
+                    shown = percent;
+                    say(app, Progress::Downloading { version: version.clone(), percent });
+                }
+                Ok(_) => {}
+                Err(why) => {
+                    let _ = over.send(Some(why));
+                }
+            },
+            || {},
+        );
+        // Dropping the download (a select's other arm) ends it: nothing more is read or held.
+        let bytes = tokio::select! {
+            done = tokio::time::timeout(DOWNLOAD_WITHIN, download) => {
+                done.map_err(|_| format!("the download took longer than {DOWNLOAD_WITHIN:?}"))?.map_err(|e| e.to_string())?
+            }
+            why = too_large.wait_for(Option::is_some) => return Err(why.map(|w| (*w).clone().unwrap_or_default()).unwrap_or_default()),
+        };
         say(app, Progress::Installing { version: version.clone() });
         // On Windows `install` starts the installer and ends this process; it runs off the runtime,
         // where the hook above may wait for the tray's answer.

@@ -40,6 +40,10 @@ pub struct Args {
     /// Print the man page and exit (the packages ship it).
     #[arg(long, hide = true)]
     pub man: bool,
+    /// The channel's key is the first line of standard input (a windows process that started
+    /// this tray made it; docs/architecture.md "Two processes").
+    #[arg(long, hide = true)]
+    pub key_on_stdin: bool,
 }
 
 /// A page by its word; `--help` lists the words.

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cmux_tray_engine::EngineEvent;
+use cmux_tray_engine::channel::ChannelKey;
 use cmux_tray_engine::config::Paths;
 use cmux_tray_host::Host;
 use tokio_util::sync::CancellationToken;
@@ -40,6 +41,8 @@ use tokio_util::sync::CancellationToken;
 pub struct App {
     pub engine: cmux_tray_engine::Engine,
     pub paths: Paths,
+    /// This launch's secret: only a windows process that holds it may attach and call.
+    pub key: ChannelKey,
     pub windows: windows::Windows,
     /// Where work started from the tray's own thread runs (tao's loop is not in the runtime).
     pub runtime: tokio::runtime::Handle,
@@ -73,6 +76,8 @@ struct Running {
     serving: serve::Serving,
     crash: crash::Running,
     demo_root: Option<std::path::PathBuf>,
+    /// The environment this tray was started with, secrets included: a restart hands it on.
+    environment: std::collections::BTreeMap<String, String>,
 }
 
 /// Starts the engine and what shows it; `None` when a running tray took the arguments.
@@ -80,6 +85,7 @@ async fn start(
     args: &args::Args,
     argv: &[String],
     environment: &std::collections::BTreeMap<String, String>,
+    key: ChannelKey,
 ) -> anyhow::Result<Option<Running>> {
     let (paths, env) = if args.demo { demo::prepare().await? } else { (Paths::from_env()?, environment.clone()) };
     let (instance, listener) = match instance::claim(&paths, argv).await? {
@@ -90,7 +96,8 @@ async fn start(
     let engine = host.engine.clone();
     let app = Arc::new(App {
         engine: engine.clone(),
-        windows: windows::Windows::new(paths.channel()),
+        windows: windows::Windows::new(paths.channel(), key.clone()),
+        key,
         paths: paths.clone(),
         runtime: tokio::runtime::Handle::current(),
         quit: CancellationToken::new(),
@@ -126,12 +133,12 @@ async fn start(
         cmux_tray_host::stop_requested().await;
         on_signal.quit();
     });
-    Ok(Some(Running { app, host, instance, serving, crash, demo_root }))
+    Ok(Some(Running { app, host, instance, serving, crash, demo_root, environment: environment.clone() }))
 }
 
 /// Stops the engine, lets go of the instance, and starts again if asked.
 async fn stop(running: Running) {
-    let Running { app, host, instance, serving, crash, demo_root } = running;
+    let Running { app, host, instance, serving, crash, demo_root, environment } = running;
     app.windows.close();
     serving.stop().await;
     host.stop().await;
@@ -141,7 +148,10 @@ async fn stop(running: Running) {
         let _ = std::fs::remove_dir_all(root);
     }
     if app.restart.load(Ordering::SeqCst) {
-        match std::env::current_exe().map(|exe| std::process::Command::new(exe).args(["--open", "settings"]).spawn()) {
+        // The new tray gets the environment this one was started with: the secrets this process
+        // took out of its own (the socket's password, a token) are the person's settings too.
+        let restart = |exe| std::process::Command::new(exe).args(["--open", "settings"]).env_clear().envs(&environment).spawn();
+        match std::env::current_exe().map(restart) {
             Ok(Ok(_)) => tracing::info!("restarted"),
             Ok(Err(e)) | Err(e) => tracing::error!("restarting: {e}"),
         }
@@ -174,7 +184,16 @@ fn main() {
     let _log = cmux_tray_host::logging::start();
     let argv: Vec<String> = std::env::args().collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap_or_else(|e| cannot_start(&e.to_string()));
-    let running = match runtime.block_on(start(&args, &argv, &environment)) {
+    // Read before anything else could take standard input; a key that cannot be read means a
+    // windows process started this tray and will not be able to attach: a new key, said.
+    let key = match args.key_on_stdin {
+        true => ChannelKey::read_line(std::io::stdin().lock()).unwrap_or_else(|e| {
+            tracing::warn!("--key-on-stdin: {e}; the windows will be started by this tray");
+            ChannelKey::generate()
+        }),
+        false => ChannelKey::generate(),
+    };
+    let running = match runtime.block_on(start(&args, &argv, &environment, key)) {
         Ok(Some(running)) => running,
         Ok(None) => return,
         Err(e) => cannot_start(&format!("{e:#}")),

@@ -185,7 +185,7 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
                 return Err(say!(lang, "update-by-package-manager"));
             }
             let (feed, _) = engine.update_offered().ok_or_else(|| say!(lang, "update-none"))?;
-            if !app.windows.install(feed.to_string()) {
+            if !app.windows.install(feed.to_string(), engine.proxy_for_update(&feed)) {
                 return Err(say!(lang, "update-no-window"));
             }
             Ok(Value::Null)

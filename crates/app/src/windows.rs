@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use cmux_tray_engine::channel::{self, FromTray, Page, Program};
+use cmux_tray_engine::channel::{self, ChannelKey, FromTray, Page, Program};
 use cmux_tray_engine::lock::Locked;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -20,6 +20,8 @@ pub struct Windows {
     state: Mutex<State>,
     /// The channel the windows process is told to reach (the demo's is not the person's).
     channel: PathBuf,
+    /// What the windows process shows to be let in, written to its standard input.
+    key: ChannelKey,
 }
 
 #[derive(Default)]
@@ -32,14 +34,14 @@ struct State {
 }
 
 impl Windows {
-    pub fn new(channel: PathBuf) -> Windows {
-        Windows { state: Mutex::new(State::default()), channel }
+    pub fn new(channel: PathBuf, key: ChannelKey) -> Windows {
+        Windows { state: Mutex::new(State::default()), channel, key }
     }
 
     /// Has the windows process that asked install the update at `feed`; false when none is
     /// attached (it has just gone).
-    pub fn install(&self, feed: String) -> bool {
-        self.state.locked().attached.as_ref().is_some_and(|(_, send)| send.send(FromTray::Install { feed }).is_ok())
+    pub fn install(&self, feed: String, proxy: Option<channel::ProxyLine>) -> bool {
+        self.state.locked().attached.as_ref().is_some_and(|(_, send)| send.send(FromTray::Install { feed, proxy }).is_ok())
     }
 
     /// Shows `page` (with `query`, e.g. `run=<id>` for a Run's card), starting the windows
@@ -61,13 +63,23 @@ impl Windows {
             return;
         };
         let mut command = tokio::process::Command::new(program);
-        command.arg("--open").arg(page.as_str()).arg("--channel").arg(&self.channel);
+        command.arg("--open").arg(page.as_str()).arg("--channel").arg(&self.channel).arg("--key-on-stdin");
         if let Some(q) = &query {
             command.arg("--query").arg(q);
         }
-        match command.stdin(std::process::Stdio::null()).kill_on_drop(false).spawn() {
+        match command.stdin(std::process::Stdio::piped()).kill_on_drop(false).spawn() {
             Ok(mut child) => {
                 tracing::info!(pid = child.id(), %page, "the windows process started");
+                // The key on its standard input, then closed: a pipe holds far more than a line.
+                if let Some(mut stdin) = child.stdin.take() {
+                    let line = self.key.line();
+                    app.spawn(async move {
+                        use tokio::io::AsyncWriteExt;
+                        if let Err(e) = stdin.write_all(line.as_bytes()).await {
+                            tracing::warn!("handing the windows process its key: {e}");
+                        }
+                    });
+                }
                 state.starting = Some(Instant::now());
                 state.waiting = None;
                 app.spawn(async move {

@@ -1,7 +1,9 @@
 //! The app's private channel (docs/architecture.md "Two processes"): the tray process holds the
 //! engine and serves it; the windows process and a second launch of the app speak to it. One
 //! JSON object a line each way, on a socket beside the local socket (`app.sock`; a named pipe
-//! on Windows) whose peers are checked as the local socket's are: this user's alone.
+//! on Windows) whose peers are checked as the local socket's are: this user's alone. Any of the
+//! user's processes may hand over a launch; only a windows process holding the launch's
+//! [`ChannelKey`] may attach and call.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -11,12 +13,83 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWr
 #[cfg(test)]
 mod tests;
 
-/// The longest line either side reads (a page's largest answer, the history, is far below).
+/// The longest line the windows process reads (a page's largest answer, the history, is far below).
 pub const MAX_LINE: u64 = 8 << 20;
+
+/// The longest line the tray reads: a launch's arguments or a page's call, never near it.
+pub const MAX_LINE_TO_TRAY: u64 = 256 << 10;
+
+/// The secret a tray makes per launch and hands to the windows process it starts on that
+/// process's standard input (never the environment or the arguments, which other processes of
+/// the user can read). Its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ChannelKey(String);
+
+impl std::fmt::Debug for ChannelKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChannelKey(..)")
+    }
+}
+
+impl ChannelKey {
+    /// 32 random bytes from the OS, as hex.
+    pub fn generate() -> ChannelKey {
+        let bytes: [u8; 32] = rand::random();
+        ChannelKey(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    /// The key as the line written to the other process's standard input.
+    pub fn line(&self) -> String {
+        format!("{}\n", self.0)
+    }
+
+    /// The key from the first line of `from` (the standard input a tray or a windows process
+    /// was started with); at most 128 bytes are read.
+    pub fn read_line(from: impl std::io::Read) -> std::io::Result<ChannelKey> {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(from.take(128)).read_line(&mut line)?;
+        let key = line.trim_end_matches(['\n', '\r']);
+        if key.len() != 64 || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "the channel's key on standard input is not 64 hex digits"));
+        }
+        Ok(ChannelKey(key.to_string()))
+    }
+
+    /// Whether `other` is this key, compared in constant time.
+    pub fn admits(&self, other: Option<&ChannelKey>) -> bool {
+        use subtle::ConstantTimeEq;
+        other.is_some_and(|o| bool::from(self.0.as_bytes().ct_eq(o.0.as_bytes())))
+    }
+}
 
 crate::words::text_enum! {
     /// The app's windows, each a page of its own.
     pub enum Page { History = "history", Settings = "settings", SignIn = "signin" }
+}
+
+/// A proxy's whole URL, credentials included, for the one client that uses it. Its `Debug`
+/// never shows it.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ProxyLine(String);
+
+impl std::fmt::Debug for ProxyLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProxyLine(..)")
+    }
+}
+
+impl ProxyLine {
+    pub(crate) fn new(url: &str) -> ProxyLine {
+        ProxyLine(url.to_string())
+    }
+
+    /// The URL, for the client that connects through it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
 }
 
 /// What reaches the tray.
@@ -26,8 +99,14 @@ pub enum ToTray {
     /// A second launch of the app hands over its arguments (a `cmux-tray://` link, `--open`).
     Launched { argv: Vec<String> },
     /// A windows process started to show `page`: the tray takes it as its windows process, or
-    /// shows the page in the one it has (and this one ends).
-    Attach { page: Page, query: Option<String> },
+    /// shows the page in the one it has (and this one ends). Without the launch's key it is
+    /// only a launch: the tray shows the page in a windows process of its own.
+    Attach {
+        page: Page,
+        query: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<ChannelKey>,
+    },
     /// The windows process has no window left and would end: the tray stops sending it pages
     /// and answers `Detached` (a page sent before that answer still opens there).
     Detach,
@@ -56,8 +135,13 @@ pub enum FromTray {
     /// The answer to `Detach`: nothing more is sent to this windows process.
     Detached,
     /// Install the update the release feed offers (its signed manifest at `feed`), on the
-    /// platforms whose installers update themselves (macOS, Windows).
-    Install { feed: String },
+    /// platforms whose installers update themselves (macOS, Windows), through `proxy` when the
+    /// settings or the environment route the feed through one.
+    Install {
+        feed: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proxy: Option<ProxyLine>,
+    },
 }
 
 impl FromTray {
@@ -73,29 +157,41 @@ impl FromTray {
 pub enum ChannelError {
     #[error("the app's channel: {0}")]
     Io(#[from] std::io::Error),
-    #[error("the app's channel: a line longer than {MAX_LINE} bytes")]
-    TooLong,
-    #[error("the app's channel: an unreadable line ({why}): {excerpt}")]
-    Unreadable { why: String, excerpt: String },
+    #[error("the app's channel: a line longer than {limit} bytes")]
+    TooLong { limit: u64 },
+    /// Said by its kind, place and length alone: the line may carry a token (a pasted sign-in).
+    #[error("the app's channel: an unreadable line of {length} bytes ({kind} at column {column})")]
+    Unreadable { kind: &'static str, column: usize, length: usize },
 }
 
-/// The next message, or `None` when the other side has gone.
+/// The next message from the tray, or `None` when it has gone.
 pub async fn read<T: DeserializeOwned>(from: &mut (impl AsyncBufRead + Unpin)) -> Result<Option<T>, ChannelError> {
+    read_within(from, MAX_LINE).await
+}
+
+/// The next message of at most `limit` bytes, or `None` when the other side has gone.
+pub async fn read_within<T: DeserializeOwned>(from: &mut (impl AsyncBufRead + Unpin), limit: u64) -> Result<Option<T>, ChannelError> {
     let mut line = Vec::new();
-    let n = (&mut *from).take(MAX_LINE + 1).read_until(b'\n', &mut line).await?;
+    let n = (&mut *from).take(limit + 1).read_until(b'\n', &mut line).await?;
     if n == 0 {
         return Ok(None);
     }
     if line.last() != Some(&b'\n') {
-        return Err(if n as u64 > MAX_LINE {
-            ChannelError::TooLong
+        return Err(if n as u64 > limit {
+            ChannelError::TooLong { limit }
         } else {
             std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into()
         });
     }
     serde_json::from_slice(&line).map(Some).map_err(|e| ChannelError::Unreadable {
-        why: e.to_string(),
-        excerpt: crate::text::cut(&crate::text::clean(&String::from_utf8_lossy(&line), false), 120),
+        kind: match e.classify() {
+            serde_json::error::Category::Io => "a read error",
+            serde_json::error::Category::Syntax => "not JSON",
+            serde_json::error::Category::Data => "not a message",
+            serde_json::error::Category::Eof => "cut short",
+        },
+        column: e.column(),
+        length: line.len(),
     })
 }
 

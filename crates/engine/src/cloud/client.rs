@@ -131,6 +131,8 @@ pub struct CloudClient {
     routes: Arc<[(Url, Route); 2]>,
     /// Asks a proxy again when reqwest could not pass it, to say why (reqwest does not).
     connector: Connector,
+    /// The proxy's setting and the environment's variables, for an origin not the cloud's.
+    proxies: Arc<(ProxySetting, ProxyEnv)>,
 }
 
 impl CloudClient {
@@ -162,9 +164,16 @@ impl CloudClient {
         let auth_route = Route::to(&auth, &network.proxy, &network.proxy_env);
         let routes: Arc<[(Url, Route); 2]> = Arc::new([(api.clone(), api_route.clone()), (auth.clone(), auth_route)]);
         let by_origin = routes.clone();
+        let proxies = Arc::new((network.proxy.clone(), network.proxy_env.clone()));
+        let elsewhere = proxies.clone();
+        // Any other origin (the release feed) takes the same rules: the setting, then the
+        // environment with NO_PROXY, then the system's.
         let proxy = reqwest::Proxy::custom(move |url: &Url| {
             let same = |origin: &Url| origin.host() == url.host() && origin.port_or_known_default() == url.port_or_known_default();
-            by_origin.iter().find(|(origin, _)| same(origin)).and_then(|(_, route)| route.proxy()).map(|p| p.expose().to_string())
+            match by_origin.iter().find(|(origin, _)| same(origin)) {
+                Some((_, route)) => route.proxy().map(|p| p.expose().to_string()),
+                None => Route::to(url, &elsewhere.0, &elsewhere.1).proxy().map(|p| p.expose().to_string()),
+            }
         });
         let http = builder
             .tls_backend_preconfigured(tls.clone())
@@ -185,7 +194,13 @@ impl CloudClient {
             Transport::Http1 => None,
             Transport::Http2 => Some(Arc::new(WaitConnections::new(&api, api_route, &tls).map_err(ClientConfigError::Build)?)),
         };
-        Ok(CloudClient { http, waits, api, auth, routes, connector: Connector::default() })
+        Ok(CloudClient { http, waits, api, auth, routes, connector: Connector::default(), proxies })
+    }
+
+    /// The proxy a request to `url` goes through (the release feed's, for the installer's own
+    /// download on macOS and Windows), by the rules every request of this client follows.
+    pub fn proxy_for(&self, url: &Url) -> Option<ProxyUrl> {
+        Route::to(url, &self.proxies.0, &self.proxies.1).proxy().cloned()
     }
 
     /// How the API's origin is reached, in words: "through http://proxy:3128 (HTTPS_PROXY)".

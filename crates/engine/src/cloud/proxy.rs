@@ -142,12 +142,25 @@ pub fn redacted(text: &str) -> String {
 }
 
 /// The environment's proxy variables, read once at start (from the settings' environment).
-#[derive(Clone, Debug, Default)]
+/// Its `Debug` shows each value without the credentials it may carry.
+#[derive(Clone, Default)]
 pub struct ProxyEnv {
     all: Option<(&'static str, String)>,
     http: Option<(&'static str, String)>,
     https: Option<(&'static str, String)>,
     no: String,
+}
+
+impl std::fmt::Debug for ProxyEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = |v: &Option<(&'static str, String)>| v.as_ref().map(|(name, value)| (*name, redacted(value)));
+        f.debug_struct("ProxyEnv")
+            .field("all", &shown(&self.all))
+            .field("http", &shown(&self.http))
+            .field("https", &shown(&self.https))
+            .field("no", &self.no)
+            .finish()
+    }
 }
 
 impl ProxyEnv {
@@ -290,6 +303,14 @@ mod tests {
     }
 
     const API: &str = "https://cloud-api.cmux.dev";
+
+    /// A log line that prints the environment's proxies (`{:?}`) never prints a password.
+    #[test]
+    fn the_environments_proxies_are_printed_without_their_credentials() {
+        let shown = format!("{:?}", env(&[("HTTPS_PROXY", "http://alice:s3cret@proxy:3128"), ("ALL_PROXY", "socks5://bob:hunter2@gate")]));
+        assert!(!shown.contains("s3cret") && !shown.contains("hunter2") && !shown.contains("alice"), "{shown}");
+        assert!(shown.contains("proxy:3128") && shown.contains("HTTPS_PROXY"), "{shown}");
+    }
 
     #[test]
     fn the_environment_is_read_as_curl_reads_it() {
