@@ -5,6 +5,12 @@
 //! gone). After each: nothing lost, nothing told twice, no backoff past 60 s, the follows resume
 //! within 5 s of the network coming back, and `status` says "offline" while it is out.
 //!
+//! The banners are counted at a notification server that honours no stack tag (the recorder's
+//! `--tagless`, as GNOME Shell and KDE): every `Notify` call for an item is a banner a person
+//! sees, so a second one for the same Run is counted, never hidden as a replacement. Each fault
+//! is checked to have happened: the relay's resets and accepted connections, nothing told while
+//! the network is out, and the suspended daemon's wall clock moved.
+//!
 //! Each prints what it saw. The short form runs in CI (out for 60 s); the long form keeps the
 //! network out for 5 minutes: `CMUX_TRAY_FAULTS=long cargo test -p cmux-tray-e2e --test faults
 //! -- --nocapture` (docs/testing.md).
@@ -14,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use cmux_cloud_sim::RunChange;
@@ -55,7 +62,9 @@ impl Faulty {
     }
 
     fn around(cloud: Cloud, relay: FaultRelay, origin: &str, env: &[(&str, String)]) -> Faulty {
-        let desktop = DesktopSession::start();
+        // No stack tags: a second banner for an item is a second `Notify` call recorded, never a
+        // replacement the server made quietly.
+        let desktop = DesktopSession::start_with_recorder(&["--tagless"]);
         let user = cloud.sim().add_user("ada@example.com");
         let mut home = Home::new(origin, &desktop.address);
         home.env.extend(env.iter().map(|(k, v)| (k.to_string(), v.clone())));
@@ -90,10 +99,11 @@ impl Faulty {
         }
     }
 
-    /// First posts per item (a repost that replaces its banner is not a second banner).
+    /// Every `Notify` call per item (the item key the engine sends as a hint; this server
+    /// ignores it): a Run's end is one banner, so any count past 1 is a banner told twice.
     fn posted(&self) -> HashMap<String, usize> {
         let mut posted = HashMap::new();
-        for n in self.desktop.notifications().iter().filter(|n| n["replaced"].is_null()) {
+        for n in self.desktop.notifications() {
             *posted.entry(n["hints"]["x-dunst-stack-tag"].as_str().unwrap_or_default().to_string()).or_default() += 1;
         }
         posted
@@ -102,6 +112,17 @@ impl Faulty {
     fn all_told(&self, runs: &[String]) -> bool {
         let posted = self.posted();
         runs.iter().all(|r| posted.contains_key(&format!("run:{r}")))
+    }
+
+    /// Whether no banner at all came for any of `runs`.
+    fn none_told(&self, runs: &[String]) -> bool {
+        let posted = self.posted();
+        runs.iter().all(|r| !posted.contains_key(&format!("run:{r}")))
+    }
+
+    /// The relay's counts: connections it accepted, connections it reset.
+    fn relayed(&self) -> (usize, usize) {
+        (self.relay.accepted.load(Ordering::Relaxed), self.relay.resets.load(Ordering::Relaxed))
     }
 
     fn offline_said(&self) -> Option<String> {
@@ -122,9 +143,11 @@ impl Faulty {
         let lost = ended.iter().filter(|r| !posted.contains_key(&format!("run:{r}"))).count();
         let twice = posted.values().filter(|&&n| n > 1).count();
         let longest = longest_backoff(&daemon.log_text());
+        let (accepted, resets) = self.relayed();
         println!(
-            "{fault}: {} ends, {lost} lost, {twice} told twice, longest backoff {longest:?}, resumed {}, offline said: {}",
+            "{fault}: {} ends, {lost} lost, {twice} told twice ({} Notify calls at a server without stack tags), longest backoff {longest:?}, resumed {}, offline said: {}; the relay accepted {accepted} connections and reset {resets}",
             ended.len(),
+            posted.values().sum::<usize>(),
             resumed.map(|d| format!("{:.1} s after the network came back", d.as_secs_f64())).unwrap_or_else(|| "(stayed up)".into()),
             offline.as_deref().unwrap_or("no")
         );
@@ -153,8 +176,9 @@ fn time_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) -> Du
     start.elapsed()
 }
 
-/// A fault that stays on while Runs end: every end still told, once.
-fn under(toxics: Toxics, fault: &str) {
+/// A fault that stays on while Runs end: every end still told, once. Returns the relay's counts
+/// (connections accepted, connections reset) for the caller to check what the fault did.
+fn under(toxics: Toxics, fault: &str) -> (usize, usize) {
     let f = Faulty::new();
     f.relay.set(toxics);
     let daemon = f.daemon();
@@ -166,26 +190,32 @@ fn under(toxics: Toxics, fault: &str) {
     f.end(&runs[4..]);
     wait_until("the last four told", LIMIT, || f.all_told(&runs));
     f.report(fault, &daemon, &runs, None, None);
+    f.relayed()
 }
 
 #[test]
 fn latency_with_jitter() {
-    under(
+    let (accepted, resets) = under(
         Toxics { latency: Duration::from_millis(150), jitter: Duration::from_millis(200), ..Default::default() },
         "latency 150 ms + up to 200 ms",
     );
+    assert!(accepted >= 1 && resets == 0, "everything went through the relay, nothing reset: {accepted} accepted, {resets} reset");
 }
 
 #[test]
 fn a_bandwidth_limit() {
-    under(Toxics { bandwidth: 2_000, ..Default::default() }, "2 kB/s towards the engine");
+    let (accepted, resets) = under(Toxics { bandwidth: 2_000, ..Default::default() }, "2 kB/s towards the engine");
+    assert!(accepted >= 1 && resets == 0, "everything went through the relay, nothing reset: {accepted} accepted, {resets} reset");
 }
 
 #[test]
 fn connections_reset_in_the_middle_of_a_body() {
     // Every connection is reset after 1,500 bytes: its SETTINGS and a few answers, then a cut
     // into the next.
-    under(Toxics { reset_after: Some(1_500), ..Default::default() }, "a reset after 1,500 bytes");
+    let (accepted, resets) = under(Toxics { reset_after: Some(1_500), ..Default::default() }, "a reset after 1,500 bytes");
+    // The fault happened, again and again, and the engine connected anew after each reset.
+    assert!(resets >= 2, "the relay reset {resets} connections");
+    assert!(accepted > resets, "{accepted} connections accepted for {resets} resets: the engine did not come back after one");
 }
 
 #[test]
@@ -196,6 +226,7 @@ fn a_slow_close() {
     wait_until("every wait held", LIMIT, || f.held(&runs));
     // The server closes every connection; the engine hears of it 10 s later.
     f.relay.set(Toxics { slow_close: Duration::from_secs(10), ..Default::default() });
+    let (before, _) = f.relayed();
     f.relay.close_all();
     f.end(&runs[..3]);
     wait_until("told across the slow close", LIMIT, || f.all_told(&runs[..3]));
@@ -203,15 +234,27 @@ fn a_slow_close() {
     f.end(&runs[3..]);
     wait_until("the rest told", LIMIT, || f.all_told(&runs));
     f.report("a close 10 s late", &daemon, &runs, None, None);
+    let (after, resets) = f.relayed();
+    assert!(after > before, "the engine never connected again after the server closed: {before} accepted before, {after} after");
+    assert_eq!(resets, 0, "a slow close resets nothing");
 }
 
 /// The network is out for [`out_for`] (the way `go_out` takes it), Runs end meanwhile, then it
-/// is back (`come_back`): offline said while out, the ends told and the follows held again
-/// within 5 s.
-fn out_and_back(f: &Faulty, daemon: &Daemon, fault: &str, go_out: impl FnOnce(), come_back: impl FnOnce()) {
+/// is back (`come_back`): nothing told while out, offline said, the ends told and the follows
+/// held again within 5 s. `accepted_while_out`: how many connections the relay may accept while
+/// the network is out (what the fault lets through to it).
+fn out_and_back(
+    f: &Faulty,
+    daemon: &Daemon,
+    fault: &str,
+    accepted_while_out: std::ops::RangeInclusive<usize>,
+    go_out: impl FnOnce(),
+    come_back: impl FnOnce(),
+) {
     let runs = f.follow(10, fault);
     wait_until("every wait held", LIMIT, || f.held(&runs));
     go_out();
+    let (before, _) = f.relayed();
     let out = Instant::now();
     std::thread::sleep(Duration::from_secs(3));
     f.end(&runs[..5]);
@@ -222,7 +265,10 @@ fn out_and_back(f: &Faulty, daemon: &Daemon, fault: &str, go_out: impl FnOnce(),
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-    assert!(!f.all_told(&runs[..5]), "{fault}: nothing can be told while the network is out");
+    assert!(f.none_told(&runs[..5]), "{fault}: told while the network was out: {:?}", f.posted());
+    let while_out = f.relayed().0 - before;
+    println!("{fault}: the relay accepted {while_out} connections while the network was out");
+    assert!(accepted_while_out.contains(&while_out), "{fault}: {while_out} connections accepted while out, not {accepted_while_out:?}");
     come_back();
     let resumed = time_until("the ends told and the follows held again", LIMIT, || f.all_told(&runs[..5]) && f.held(&runs[5..]));
     assert!(offline.is_some(), "{fault}: status never said offline while out for {:?}", out_for());
@@ -237,7 +283,9 @@ fn a_server_that_accepts_and_never_answers() {
     let f = Faulty::new();
     let daemon = f.daemon();
     let fault = format!("accepts and never answers for {} s", out_for().as_secs());
-    out_and_back(&f, &daemon, &fault, || f.relay.set(Toxics { silent: true, ..Default::default() }), || f.relay.set(Toxics::default()));
+    // Accepted and held: the engine gives up on a silent connection and tries again meanwhile.
+    let (silent, back) = (|| f.relay.set(Toxics { silent: true, ..Default::default() }), || f.relay.set(Toxics::default()));
+    out_and_back(&f, &daemon, &fault, 1..=usize::MAX, silent, back);
 }
 
 #[test]
@@ -245,7 +293,9 @@ fn the_link_cut_and_back() {
     let f = Faulty::new();
     let daemon = f.daemon();
     let fault = format!("the link cut for {} s", out_for().as_secs());
-    out_and_back(&f, &daemon, &fault, || f.relay.set(Toxics { cut: true, ..Default::default() }), || f.relay.set(Toxics::default()));
+    // A cut link accepts nothing (but the one accept the relay may already be waiting in).
+    let (cut, mended) = (|| f.relay.set(Toxics { cut: true, ..Default::default() }), || f.relay.set(Toxics::default()));
+    out_and_back(&f, &daemon, &fault, 0..=1, cut, mended);
 }
 
 /// The cloud's name stops resolving (the daemon's own `/etc/hosts`, in a mount namespace of its
@@ -265,10 +315,12 @@ fn a_name_that_stops_resolving() {
     std::fs::write(&hosts, &resolves).unwrap();
     let daemon = f.home.daemon_from(in_own_hosts(&f.home, &hosts), &f.token, &[]);
     let fault = format!("the name unresolvable for {} s", out_for().as_secs());
+    // No name, no connection: the relay accepts none while out.
     out_and_back(
         &f,
         &daemon,
         &fault,
+        0..=0,
         || {
             // Rewritten in place: the daemon's bind mount sees the same file.
             std::fs::write(&hosts, "127.0.0.1 localhost\n").unwrap();
@@ -309,6 +361,9 @@ fn a_suspend_and_a_wake() {
     ];
     let f = Faulty::around(cloud, relay, &origin, &env);
     let daemon = f.daemon();
+    // The clock below moves only if libfaketime is in the daemon.
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", daemon.pid())).unwrap();
+    assert!(maps.contains("libfaketime"), "libfaketime is not loaded in the daemon (LD_PRELOAD={libfaketime})");
     let runs = f.follow(10, "suspend");
     wait_until("every wait held", LIMIT, || f.held(&runs));
     // Short of the waits' own deadline (25 s), so that PING finds the dead connections; the long
@@ -318,6 +373,7 @@ fn a_suspend_and_a_wake() {
         false => out_for(),
     };
     signal(daemon.pid(), "STOP");
+    let (before, _) = f.relayed();
     f.relay.strand_all();
     f.end(&runs[..5]);
     std::thread::sleep(asleep);
@@ -328,4 +384,19 @@ fn a_suspend_and_a_wake() {
     wait_until("the rest told", LIMIT, || f.all_told(&runs));
     let fault = format!("asleep {} s, the wall clock 2 h on", asleep.as_secs());
     f.report(&fault, &daemon, &runs, Some(resumed), None);
+    // The daemon's own wall clock jumped: its log's last line is stamped two hours on.
+    let (logged, now) = (last_logged_time(&daemon.log_text()), jiff::Timestamp::now());
+    let ahead = logged.map(|t| t.duration_since(now));
+    println!(
+        "{fault}: the daemon's wall clock {ahead:?} ahead of the test's; the relay accepted {} new connections after the wake",
+        f.relayed().0 - before
+    );
+    assert!(ahead.is_some_and(|a| a >= jiff::SignedDuration::from_mins(110)), "the daemon's clock did not move: {logged:?} at {now}");
+    // The stranded connections were given up: the follows came back on new ones.
+    assert!(f.relayed().0 > before, "no new connection after the wake");
+}
+
+/// The time on the daemon's last log line that starts with one (RFC 3339, the log's own stamp).
+fn last_logged_time(log: &str) -> Option<jiff::Timestamp> {
+    log.lines().rev().find_map(|l| l.split_whitespace().next()?.parse().ok())
 }
