@@ -88,6 +88,7 @@ fn behind_a_companys_proxy_a_runs_end_is_told_once_and_every_connection_goes_thr
     assert!(tunnels.iter().all(|t| *t == format!("tunnel {CLOUD_NAME}:{}", nginx.port)), "{tunnels:?}");
     let served = nginx.connections();
     assert!(served.len() <= tunnels.len(), "nginx served {} connections, the proxy tunnelled {}", served.len(), tunnels.len());
+    assert_http2_alone(&nginx);
 }
 
 /// docs/configuration.md: the release feed is asked "through the same proxy" as the cloud. Its
@@ -107,6 +108,23 @@ fn the_release_feed_is_asked_through_the_companys_proxy_too() {
     let asked = format!("tunnel {FEED_NAME}:{}", nginx.port);
     wait_until("the feed asked through the proxy", LIMIT, || proxy.log().contains(&asked));
 }
+
+/// Every request nginx served came over HTTP/2 (its `$server_protocol`), as ALPN should settle.
+fn assert_http2_alone(nginx: &Nginx) {
+    let protocols = nginx.protocols();
+    println!("nginx served: {protocols:?}");
+    assert!(protocols.get("HTTP/2.0").is_some_and(|&n| n > 0), "no request over HTTP/2: {protocols:?}");
+    assert_eq!(protocols.len(), 1, "a request over something else than HTTP/2: {protocols:?}");
+}
+
+/// The GOAWAY frames the daemon received (h2 logs every frame it reads at debug level, which
+/// [`FRAMES_LOGGED`] turns on).
+fn goaways_received(log: &str) -> usize {
+    log.lines().filter(|l| l.contains("frame=GoAway")).count()
+}
+
+/// The daemon's log filter with every HTTP/2 frame it receives.
+const FRAMES_LOGGED: &str = "info,cmux_tray_engine::engine=debug,h2::codec::framed_read=debug";
 
 #[test]
 fn a_proxy_that_refuses_is_said_in_words_at_once_and_its_password_never_shows() {
@@ -169,11 +187,11 @@ fn through_nginx_with_16_streams_and_frequent_goaway_every_end_is_told_within_a_
     let world = World::new();
     let nginx = world.nginx(Front { listen: Listen::TlsH2, streams: 16, requests: 20 });
     let origin = format!("https://localhost:{}", nginx.port);
-    let home = world.home(&origin, &[]);
+    let home = world.home(&origin, &[("CMUX_TRAY_LOG", FRAMES_LOGGED)]);
     // Each end its own banner: no burst is grouped (docs/notices.md §3), so each is timed alone.
     std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
     std::fs::write(home.config_file(), "[delivery]\nschema = 1\ncoalesce_count = 1000\n").unwrap();
-    let _daemon = home.daemon(&world.token);
+    let daemon = home.daemon(&world.token);
 
     let runs: Vec<String> = (0..FOLLOWS).map(|i| world.follow(&home, &format!("Run {i}"))).collect();
     let starving = |from: usize| runs[from..].iter().filter(|r| world.cloud.sim().held_waits(r) == 0).count();
@@ -211,6 +229,13 @@ fn through_nginx_with_16_streams_and_frequent_goaway_every_end_is_told_within_a_
     assert!(worst < Duration::from_secs(1), "an end took {worst:?} to become a banner (p95 {p95:?})");
     assert_eq!(world.desktop.notifications().len(), FOLLOWS, "one banner an end");
     assert!(connections.len() > 4, "nginx closed connections after 20 requests: {connections:?}");
+    assert_http2_alone(&nginx);
+    // Each connection nginx ended after its 20 requests sent a GOAWAY, and the daemon read it.
+    let sent = nginx.goaways_sent();
+    let received = goaways_received(&daemon.log_text());
+    println!("nginx sent at least {sent} GOAWAYs (connections at 20 requests); the daemon received {received}");
+    assert!(sent > 0, "nginx ended no connection at its 20 requests: {connections:?}");
+    assert!(received >= sent, "nginx sent at least {sent} GOAWAYs, the daemon received {received}");
 }
 
 /// Polls `cond` every 20 ms for up to `limit`; whether it came to hold.
@@ -239,4 +264,9 @@ fn a_loopback_server_that_speaks_http_1_1_only_is_followed_over_http_1_1() {
     wait_until("the Run's banner", LIMIT, || world.desktop.notifications().len() == 1);
     assert!(daemon.log_text().contains("does not speak HTTP/2: the waits go over HTTP/1.1"), "{}", daemon.log_text());
     assert!(home.status()["problems"].as_array().unwrap().is_empty());
+    // Every request over HTTP/1.1; nginx logs the engine's HTTP/2 preface, which it refused
+    // (how the engine learns the server's protocol), with no protocol ("-").
+    let protocols = nginx.protocols();
+    assert!(protocols.get("HTTP/1.1").is_some_and(|&n| n > 0), "served over: {protocols:?}");
+    assert!(protocols.keys().all(|p| p == "HTTP/1.1" || p == "-"), "served over: {protocols:?}");
 }

@@ -74,6 +74,7 @@ pub struct Nginx {
     child: Child,
     pub port: u16,
     dir: PathBuf,
+    front: Front,
 }
 
 impl Nginx {
@@ -101,7 +102,7 @@ pid {d}/nginx.pid;
 error_log {d}/error.log info;
 events {{ worker_connections 20000; }}
 http {{
-  log_format conn '$connection $status $request_uri';
+  log_format conn '$connection $status $server_protocol $request_uri';
   access_log {d}/access.log conn;
   client_body_temp_path {d}/body;
   proxy_temp_path {d}/proxy;
@@ -134,7 +135,7 @@ http {{
             .stderr(Stdio::null())
             .spawn()
             .expect("nginx starts (package nginx)");
-        let nginx = Nginx { child, port, dir };
+        let nginx = Nginx { child, port, dir, front };
         wait_until("nginx listening", Duration::from_secs(10), || TcpStream::connect(("127.0.0.1", port)).is_ok());
         nginx
     }
@@ -147,6 +148,23 @@ http {{
             *seen.entry(id).or_default() += 1;
         }
         seen
+    }
+
+    /// The protocol of each request nginx served (`$server_protocol`: `HTTP/2.0`, `HTTP/1.1`),
+    /// with how many came over each.
+    pub fn protocols(&self) -> HashMap<String, usize> {
+        let log = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
+        let mut seen = HashMap::new();
+        for protocol in log.lines().filter_map(|l| l.split_whitespace().nth(2)) {
+            *seen.entry(protocol.to_string()).or_default() += 1;
+        }
+        seen
+    }
+
+    /// The connections nginx ended with a GOAWAY for having taken `keepalive_requests` requests
+    /// (as its access log shows them: a request still held is not there yet, so at least these).
+    pub fn goaways_sent(&self) -> usize {
+        self.connections().values().filter(|&&n| n >= self.front.requests as usize).count()
     }
 
     pub fn error_log(&self) -> String {
