@@ -1,7 +1,8 @@
-//! The fuzz targets' seeds and every crash input kept (fuzz/corpus/, fuzz/artifacts/), replayed
-//! through the very checks libFuzzer runs (fuzz/checks/), on the stable toolchain and the tests'
-//! own build: the quick form of `scripts/fuzz` that CI runs. The fuzzing itself (new inputs) is
-//! `scripts/fuzz` (docs/testing.md).
+//! The fuzz targets' seeds and every input a fuzz run found (fuzz/corpus/, fuzz/regressions/,
+//! both committed, and fuzz/artifacts/, a local run's own), replayed through the very checks
+//! libFuzzer runs (fuzz/checks/), on the stable toolchain and the tests' own build: the quick form
+//! of `scripts/fuzz` that CI runs. The fuzzing itself (new inputs) is `scripts/fuzz`, which keeps
+//! what it finds under fuzz/regressions/ (docs/testing.md).
 
 #[path = "../../../fuzz/checks/cloud_answers.rs"]
 mod cloud_answers;
@@ -20,7 +21,7 @@ use std::path::Path;
 fn replay(target: &str, check: fn(&[u8])) -> usize {
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
     let mut ran = 0;
-    for kept in ["corpus", "artifacts"] {
+    for kept in ["corpus", "regressions", "artifacts"] {
         let dir = fuzz.join(kept).join(target);
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for entry in entries {
