@@ -85,7 +85,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
             let sampler = Longest::watch(&wal_path);
             let mut client = world.client()?;
             let mut rtt = Vec::with_capacity(per_run);
-            let ticks = procfs::machine_ticks();
+            let ticks = procfs::machine_ticks()?;
             let start = Instant::now();
             for i in 0..per_run {
                 let t = Instant::now();
@@ -96,7 +96,7 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
             rate.push(per_run as f64 / start.elapsed().as_secs_f64());
             p50.push(stats::median(&rtt));
             p99.push(stats::percentile(&rtt, 99.0));
-            let (all, steal) = procfs::machine_ticks();
+            let (all, steal) = procfs::machine_ticks()?;
             stolen.push((steal - ticks.1) as f64 * 100.0 / (all - ticks.0).max(1) as f64);
             // 16 connections side by side, each sending its share one after another.
             let start = Instant::now();
