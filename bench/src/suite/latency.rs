@@ -17,7 +17,8 @@ use crate::suite::world::{ISOLATION, World, wait_for};
 /// 8.9 ms at 1,000 (AMD EPYC, 2 cores, as a normal user, 2026-12-04).
 const GATE_P99: Option<Gate> = Gate::below(27.0);
 
-/// Events are told in this many rounds; a figure is the median of the rounds' values.
+/// Events are told in this many rounds; a figure is over every event, the rounds' values its
+/// spread.
 const ROUNDS: usize = 5;
 
 pub struct Options {
@@ -61,16 +62,16 @@ pub fn run(o: &Options, figures: &mut Vec<Figure>, note: &mut Vec<String>) -> an
         anyhow::ensure!(extra == 0, "{extra} banners more than events at {n} follows");
 
         let rounds: Vec<&[f64]> = latencies.chunks(o.events.div_ceil(ROUNDS)).collect();
-        let per = |f: fn(&[f64]) -> f64| rounds.iter().map(|r| f(r)).collect::<Vec<f64>>();
         let method = format!(
-            "{} isolated Run ends in {} rounds; simulator change → Notify at an in-process recorder on a private bus",
+            "over all {} isolated Run ends, the spread that of its {} rounds; simulator change → Notify at an in-process recorder on a private bus",
             o.events,
             rounds.len()
         );
         let name = |what: &str| format!("change → banner {what}, {n} followed");
-        figures.push(Figure::of(1, &name("p50"), "ms", &per(stats::median), None, &method));
-        figures.push(Figure::of(1, &name("p99"), "ms", &per(|r| stats::percentile(r, 99.0)), Goal::at_most(50.0), &method).gated(GATE_P99));
-        figures.push(Figure::of(1, &name("max"), "ms", &per(stats::max), None, &method));
+        let p99 = |r: &[f64]| stats::percentile(r, 99.0);
+        figures.push(Figure::pooled(1, &name("p50"), "ms", &rounds, stats::median, None, &method));
+        figures.push(Figure::pooled(1, &name("p99"), "ms", &rounds, p99, Goal::at_most(50.0), &method).gated(GATE_P99));
+        figures.push(Figure::pooled(1, &name("max"), "ms", &rounds, stats::max, None, &method));
         // 60 s polling, from the same event times: an end waits for the next poll.
         let polled: Vec<f64> = at.iter().map(|t| (60.0 - (t + phase) % 60.0) * 1000.0).collect();
         let poll_rounds: Vec<&[f64]> = polled.chunks(o.events.div_ceil(ROUNDS)).collect();

@@ -74,12 +74,14 @@ fn meets(better: Better, x: f64, mark: f64) -> bool {
     }
 }
 
-/// One row of the tables: the median of repeated runs, with their spread.
+/// One row of the tables: the median of repeated runs, with their spread; or a statistic over
+/// every sample of all rounds, with the rounds' own values as the spread ([`Figure::pooled`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
     pub row: u8,
     pub name: String,
     pub unit: String,
+    /// The figure: the rounds' median, or the pooled statistic.
     pub median: f64,
     pub spread: (f64, f64),
     pub runs: usize,
@@ -102,6 +104,15 @@ impl Figure {
             gate: None,
             method: method.into(),
         }
+    }
+
+    /// `stat` over every sample of all `rounds` (a p99 over all events, not a median of the
+    /// rounds' p99s, which hides the tail a round alone shows), with `stat` of each round as the
+    /// spread.
+    pub fn pooled(row: u8, name: &str, unit: &str, rounds: &[&[f64]], stat: fn(&[f64]) -> f64, goal: Option<Goal>, method: &str) -> Figure {
+        let all: Vec<f64> = rounds.concat();
+        let per: Vec<f64> = rounds.iter().map(|r| stat(r)).collect();
+        Figure { median: stat(&all), ..Figure::of(row, name, unit, &per, goal, method) }
     }
 
     /// This figure with the quick form's gate.
@@ -135,7 +146,7 @@ fn num(x: f64) -> String {
 pub fn markdown(figures: &[Figure], machine: &str, command: &str, date: &str) -> String {
     let mut out = format!("# cmux-tray benchmarks\n\n- date: {date}\n- machine: {machine}\n- command: `{command}`\n\n");
     out.push_str(
-        "| row | figure | median | spread (min–max) | runs | goal | met | method |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| row | figure | value | spread (min–max) | runs | goal | met | method |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for f in figures {
         let goal = f
@@ -187,5 +198,20 @@ mod tests {
         assert!(!g.within_gate());
         let ungated = Figure::of(3, "MiB", "MiB", &[1e9], Goal::at_most(1.0), "");
         assert!(ungated.within_gate());
+    }
+
+    #[test]
+    fn a_pooled_p99_is_over_every_sample_and_the_rounds_are_its_spread() {
+        // Four quiet rounds and one with a tail: the median of the rounds' p99s hides it.
+        let quiet: Vec<f64> = (1..=40).map(f64::from).collect();
+        let tail: Vec<f64> = (1..=40).map(|i| if i > 36 { 1000.0 } else { f64::from(i) }).collect();
+        let rounds: Vec<&[f64]> = vec![&quiet, &quiet, &quiet, &quiet, &tail];
+        let p99 = |r: &[f64]| percentile(r, 99.0);
+        let f = Figure::pooled(1, "p99", "ms", &rounds, p99, None, "");
+        // 200 events, 4 of them 1000 ms: the pooled p99 (rank 198) is 1000; each quiet round's is 40.
+        assert_eq!(f.median, 1000.0);
+        assert_eq!(f.spread, (40.0, 1000.0));
+        assert_eq!(f.runs, 5);
+        assert_eq!(Figure::of(1, "p99", "ms", &rounds.iter().map(|r| p99(r)).collect::<Vec<_>>(), None, "").median, 40.0);
     }
 }
