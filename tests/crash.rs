@@ -1,6 +1,8 @@
 //! Exactly once across crashes: the real daemon is killed with SIGKILL at random moments while
 //! Runs and hand-off turns end in the simulator, and restarted each time. Afterwards every end
-//! was told (none lost) and none shows twice where the server can prevent it. Run twice: against
+//! was told (none lost) and none shows twice where the server can prevent it; where it cannot (a
+//! server that replaces only by id), the second banners stay within the odds docs/notices.md §2
+//! measured, or the soak fails. Run twice: against
 //! the recording notification server made to act as GNOME Shell's does (no stack tags, a banner
 //! replaced only by its id) and to answer `Notify` 300 ms after showing the banner, so that many
 //! kills land between "posted" and "told"; and against dunst, a real server, counting the banners
@@ -49,6 +51,18 @@ impl Scale {
 
 /// How long the slow server takes to answer `Notify`, after the banner is on screen.
 const NOTIFY_DELAY_MS: u64 = 300;
+
+/// The measured odds that a kill falling between a banner shown and its mark shows it a second
+/// time at a server without stack tags: the higher of the two long soaks of docs/notices.md §2
+/// (61 of 340, 18 %; 47 of 345, 13.6 %).
+const TWICE_PER_KILL_IN_WINDOW: f64 = 0.18;
+
+/// The most second banners `kills` in the window may show at those odds: the binomial mean and
+/// three standard deviations (a run past it repeats more often than docs/notices.md says).
+fn most_twice(kills: usize) -> usize {
+    let (n, p) = (kills as f64, TWICE_PER_KILL_IN_WINDOW);
+    (n * p + 3.0 * (n * p * (1.0 - p)).sqrt()).floor() as usize
+}
 
 /// The notice key each Notify call told (the engine sends it as a hint).
 fn key_of(n: &Value) -> String {
@@ -113,6 +127,18 @@ fn every_end_is_told_across_sigkills_at_a_tagless_slow_server_and_none_twice_whe
     assert!(unexpected.is_empty(), "told but not an end: {unexpected:?}");
     assert!(twice_with_tags.is_empty(), "a repeat a server with stack tags would show twice: {twice_with_tags:?}");
     assert!(unexplained.is_empty(), "shown twice with no kill while its first banner was being told: {unexplained:?}");
+    // Where a second banner cannot be avoided (docs/notices.md §2), it stays at the odds measured.
+    let most = most_twice(kills_in_window);
+    println!(
+        "crash test (tagless, slow Notify): {} shown twice, at most {most} allowed for {kills_in_window} kills in the window",
+        twice.len()
+    );
+    assert!(
+        twice.len() <= most,
+        "{} shown twice for {kills_in_window} kills in the window: more than the {:.0} % measured allows ({most})",
+        twice.len(),
+        TWICE_PER_KILL_IN_WINDOW * 100.0
+    );
 }
 
 #[test]
