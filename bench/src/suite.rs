@@ -79,15 +79,20 @@ pub fn main() -> anyhow::Result<()> {
     let date = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z").to_string();
     let machine = procfs::machine();
     let binaries = std::env::var("CMUX_TRAY_BIN_DIR").unwrap_or_else(|_| "target/debug (built by the first row)".into());
-    let command = format!("{} (binaries: {binaries}; {})", std::env::args().collect::<Vec<_>>().join(" "), procfs::who(&binaries));
-    let mut md = stats::markdown(&figures, &machine, &command, &date);
+    let who = procfs::who(&binaries);
+    let command = format!("{} (binaries: {binaries}; {who})", std::env::args().collect::<Vec<_>>().join(" "));
+    // scripts/bench names the commit; run otherwise, the bench cannot know it.
+    let commit = std::env::var("CMUX_TRAY_BENCH_COMMIT").unwrap_or_else(|_| "unknown (not run by scripts/bench)".into());
+    let mut md = stats::markdown(&figures, &machine, &format!("{command}; commit {commit}"), &date);
     md.push_str(&format!("\nTook {:.0} s.\n\n", started.elapsed().as_secs_f64()));
     for n in &notes {
         md.push_str(&format!("- {n}\n"));
     }
     std::fs::create_dir_all(&args.out)?;
     std::fs::write(args.out.join("results.md"), &md)?;
-    let json = serde_json::json!({"date": date, "machine": machine, "command": command, "figures": figures, "notes": notes});
+    let json = serde_json::json!({
+        "date": date, "commit": commit, "who": who, "machine": machine, "command": command, "figures": figures, "notes": notes
+    });
     std::fs::write(args.out.join("results.json"), serde_json::to_string_pretty(&json)?)?;
     print!("{md}");
 
