@@ -16,6 +16,7 @@ fn main() {
         "resume",
         "mark_all_read",
         "open_notice",
+        "open_item",
         "viewing",
         "sign_in_start",
         "sign_in_wait",

@@ -80,6 +80,8 @@ pub struct DesktopSession {
     bus: Child,
     recorder: Option<Child>,
     extras: Vec<Child>,
+    /// The tray host's registry (status-notifier-watcher), while one runs.
+    tray_host: Option<Child>,
     /// `:N` when a virtual display runs.
     pub display: Option<String>,
 }
@@ -133,7 +135,36 @@ impl DesktopSession {
 
     /// The session with a virtual display (Xvfb) and a StatusNotifierWatcher, for the tray app.
     pub fn start_with_display() -> DesktopSession {
+        let mut session = DesktopSession::start().with_display();
+        session.start_tray_host();
+        session
+    }
+
+    /// A virtual display and no tray host: what stock GNOME is (nothing serves
+    /// `org.kde.StatusNotifierWatcher`); [`Self::start_tray_host`] brings one later.
+    pub fn start_with_display_and_no_tray_host() -> DesktopSession {
         DesktopSession::start().with_display()
+    }
+
+    /// Starts a tray host's registry on this bus (status-notifier-watcher), as a panel does.
+    pub fn start_tray_host(&mut self) {
+        assert!(self.tray_host.is_none(), "one tray host a session");
+        let watcher = Command::new("status-notifier-watcher")
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("status-notifier-watcher starts (package haskell-status-notifier-item-utils)");
+        self.tray_host = Some(watcher);
+        wait_until("the StatusNotifierWatcher", Duration::from_secs(10), || self.name_has_owner("org.kde.StatusNotifierWatcher"));
+    }
+
+    /// Ends the tray host's registry, as a panel that crashed or an extension turned off.
+    pub fn stop_tray_host(&mut self) {
+        let mut watcher = self.tray_host.take().expect("a tray host runs");
+        let _ = watcher.kill();
+        let _ = watcher.wait();
+        wait_until("the StatusNotifierWatcher gone", Duration::from_secs(10), || !self.name_has_owner("org.kde.StatusNotifierWatcher"));
     }
 
     fn with_display(self) -> DesktopSession {
@@ -162,14 +193,6 @@ impl DesktopSession {
             }
         }
         assert!(session.display.is_some(), "no virtual display could be started");
-        let watcher = Command::new("status-notifier-watcher")
-            .env("DBUS_SESSION_BUS_ADDRESS", &session.address)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("status-notifier-watcher starts (package haskell-status-notifier-item-utils)");
-        session.extras.push(watcher);
-        wait_until("the StatusNotifierWatcher", Duration::from_secs(10), || session.name_has_owner("org.kde.StatusNotifierWatcher"));
         session
     }
 
@@ -259,6 +282,7 @@ impl DesktopSession {
     pub fn start_with_dunst_and_display() -> DesktopSession {
         let session = Self::start_bus(false);
         let mut session = session.with_display();
+        session.start_tray_host();
         let config = session.dir.path().join("dunstrc");
         // Banners stay until closed (timeout 0); at most 10 on screen, the rest queued, as a
         // desktop shows a few: dunst draws every banner on screen, and with hundreds up (the long
@@ -413,7 +437,7 @@ impl DesktopSession {
         wait_until("the private bus", Duration::from_secs(10), || socket.exists());
         let log = dir.path().join("notifications.jsonl");
         std::fs::write(&log, "").unwrap();
-        let mut session = DesktopSession { dir, address, bus, recorder: None, extras: Vec::new(), display: None };
+        let mut session = DesktopSession { dir, address, bus, recorder: None, extras: Vec::new(), tray_host: None, display: None };
         if recorder {
             session.start_recorder(false);
         }
@@ -464,7 +488,7 @@ impl DesktopSession {
 
 impl Drop for DesktopSession {
     fn drop(&mut self) {
-        for c in &mut self.extras {
+        for c in self.extras.iter_mut().chain(self.tray_host.as_mut()) {
             let _ = c.kill();
             let _ = c.wait();
         }

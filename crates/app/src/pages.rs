@@ -51,6 +51,11 @@ enum Call {
     OpenNotice {
         key: String,
     },
+    /// A followed item (`run:<id>`, `handoff:<id>`) opened as the tray's line for it opens it:
+    /// false when nothing was told about it yet (the page shows its card).
+    OpenItem {
+        item: String,
+    },
     /// The history shows this item's card to the person (focused), or nothing.
     Viewing {
         item: Option<String>,
@@ -130,6 +135,7 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
         Call::Resume {} => to_value(engine.resume().map_err(failed)?),
         Call::MarkAllRead {} => to_value(engine.mark_all_read().await.map_err(failed)?),
         Call::OpenNotice { key } => to_value(engine.open_notice(&key).await.map_err(failed)?),
+        Call::OpenItem { item } => to_value(engine.open_item(&item).await.map_err(failed)?),
         Call::Viewing { item } => {
             let item = item.filter(|i| i.starts_with("run:") || i.starts_with("handoff:"));
             to_value(engine.set_viewing(item.as_deref()).await.map_err(failed)?)
@@ -309,6 +315,7 @@ mod tests {
             ("resume", json!({})),
             ("mark_all_read", json!({})),
             ("open_notice", json!({"key": "k"})),
+            ("open_item", json!({"item": "run:run_1"})),
             ("viewing", json!({"item": null})),
             ("sign_in_start", json!({})),
             ("sign_in_wait", json!({})),

@@ -53,6 +53,8 @@ sign-in-again-title = cmux-tray: bitte erneut anmelden
 sign-in-again-body = Die Cloud hat das Zugriffstoken abgelehnt; Runs und Übergaben werden nicht verfolgt.
 stopped-title = cmux-tray wurde unerwartet beendet
 stopped-body = Was es gerade tat, steht im Protokoll: { $log }
+no-tray-title = cmux-tray hat kein Symbol: diese Arbeitsfläche zeigt keine Tray-Symbole
+no-tray-body = Es arbeitet weiter. Unter GNOME gnome-shell-extension-appindicator installieren (Debian, Fedora), dann: gnome-extensions enable appindicatorsupport@rgcjonas.gmail.com (oder in der App Erweiterungen)
 
 ## Tray-Menü
 
@@ -301,6 +303,9 @@ page-applies-on-restart = Gespeichert; gilt nach einem Neustart von cmux-tray
 page-in-use = Jetzt in Gebrauch: { $value }
 page-restart = cmux-tray jetzt neu starten
 page-log = Protokoll: { $dir }
+page-open-history = Verlauf…
+page-open-settings = Einstellungen…
+page-quit = cmux-tray beenden
 page-signin-heading = Bei cmux anmelden
 page-signin-confirm = Bestätige diesen Code auf der cmux-Seite, die sich in deinem Browser geöffnet hat:
 page-signin-code = Anmeldecode

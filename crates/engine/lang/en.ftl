@@ -57,6 +57,8 @@ sign-in-again-title = cmux-tray: sign in again
 sign-in-again-body = The cloud refused the access token; Runs and hand-offs are not being followed.
 stopped-title = cmux-tray stopped unexpectedly
 stopped-body = What it was doing is in the log: { $log }
+no-tray-title = cmux-tray has no icon: this desktop shows no tray icons
+no-tray-body = It keeps working. On GNOME, install gnome-shell-extension-appindicator (Debian, Fedora), then run: gnome-extensions enable appindicatorsupport@rgcjonas.gmail.com (or use the Extensions app)
 
 ## The tray menu (view/tray.rs, the app's tray).
 
@@ -305,6 +307,9 @@ page-applies-on-restart = Saved; applies when cmux-tray restarts
 page-in-use = In use now: { $value }
 page-restart = Restart cmux-tray now
 page-log = Log: { $dir }
+page-open-history = History…
+page-open-settings = Settings…
+page-quit = Quit cmux-tray
 page-signin-heading = Sign in to cmux
 page-signin-confirm = Confirm this code on the cmux page that opened in your browser:
 page-signin-code = Sign-in code

@@ -14,6 +14,8 @@ use cmux_tray_engine::view::{Icon, TrayView};
 
 use crate::App;
 
+#[cfg(target_os = "linux")]
+mod host;
 #[cfg(any(target_os = "macos", windows))]
 mod native;
 #[cfg(target_os = "linux")]

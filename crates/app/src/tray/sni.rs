@@ -84,9 +84,15 @@ pub async fn start(app: Arc<App>) -> anyhow::Result<()> {
     let engine = app.engine.clone();
     let mut events = engine.subscribe();
     let view = engine.tray_view()?;
-    let tray = CmuxTray { pixmap: pixmap(&view), view, app };
+    // The tray host's comings and goings, heard from before the item is published.
+    let watch = super::host::watch().await?;
+    let tray = CmuxTray { pixmap: pixmap(&view), view, app: app.clone() };
     // A desktop may bring its tray host up after us: stay published and appear when it does.
     let handle = tray.assume_sni_available(true).spawn().await?;
+    match super::host::item_name(&watch).await {
+        Some(item) => watch.keep(app, item),
+        None => tracing::warn!("the tray item's bus name was not found: a tray host that comes later may not show it"),
+    }
     tokio::spawn(async move {
         loop {
             if let Ok(view) = engine.tray_view() {
