@@ -240,6 +240,36 @@ fn the_sign_in_window_shows_the_code_and_says_waiting_expired_and_done() {
     assert!(why.starts_with("The keyring said: ") && why.contains("readable by you alone"), "{why}");
 }
 
+/// With no tray host (stock GNOME) the menu is out of reach, and the windows do what it does
+/// (docs/architecture.md, "No tray host"): the history opens the settings and a followed Run as
+/// the menu's line opens it (its card, nothing told about it yet); the settings pause, resume,
+/// open the history and quit the app.
+#[test]
+fn with_no_tray_host_the_windows_do_what_the_menu_does() {
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display_and_no_tray_host());
+    let run = cloud.sim().create_run(&user.user_id, "Fix the flaky login test");
+    let wd = app(&desktop, &home, Some(&user), "history", "Adwaita");
+    let follow = format!(r#"button.follow[data-item="run:{run}"]"#);
+    wd.click(&wd.find(&follow));
+    text_until(&wd, "#run-card", "the Run's card", |t| t.contains("Fix the flaky login test"));
+
+    wd.click(&wd.find("#open-settings"));
+    wd.switch_to("cmux-tray — Settings");
+    wd.click(&wd.find("#pause-hour"));
+    wait_until("paused from the settings", LIMIT, || home.status()["paused"].is_string());
+    wait_until("Resume now offered", LIMIT, || wd.property(&wd.find("#resume"), "hidden") == false);
+    wd.click(&wd.find("#resume"));
+    wait_until("resumed from the settings", LIMIT, || home.status()["paused"].is_null());
+    wd.click(&wd.find("#open-history"));
+    wait_until("the history shown again", LIMIT, || desktop.window_titled("cmux-tray — History"));
+
+    wd.switch_to("cmux-tray — Settings");
+    wd.click(&wd.find("#quit"));
+    wait_until("the tray quit", LIMIT, || home.pids_of("cmux-tray-app").is_empty());
+    wait_until("the windows ended with it", LIMIT, || home.pids_of("cmux-tray-windows").is_empty());
+    assert!(!home.socket().exists(), "a clean quit removes the socket");
+}
+
 /// axe-core's serious and critical violations on the current page, one line each.
 fn axe_violations(wd: &WebDriver) -> Vec<String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("a11y/node_modules/axe-core/axe.min.js");
