@@ -11,8 +11,8 @@
 //! (cloud and local), split by whether the daemon had saved the told mark before the cut. It
 //! asserts what docs/architecture.md ("Durable on return") and docs/local-socket.md promise.
 //!
-//! `#[ignore]`: it needs root, qemu-system-x86 and the VM image, and a boot takes about half a
-//! minute in an emulated CPU, so 50 cuts take about 40 minutes: `scripts/powercut-vm [CUTS]`.
+//! `#[ignore]`: it needs root, qemu-system-x86 and the VM image, and a cut and its boot take
+//! about a minute in an emulated CPU, so 50 cuts take about an hour: `scripts/powercut-vm [CUTS]`.
 
 // Linux only, as the whole end-to-end suite (support/lib.rs says why).
 #![cfg(target_os = "linux")]
@@ -368,7 +368,8 @@ fn a_real_power_cut_loses_no_ok_and_repeats_no_saved_banner() {
         with(|c| c.local_told_again_marked),
         twice_in_a_boot.len()
     );
-    assert!(boots[..cuts_n].iter().all(|b| !b.acked.is_empty()), "a boot where the agent got no OK: the cut fell before the socket served");
+    // Not vacuous: the agent was answered (a cut may fall before its first OK, not every time).
+    assert!(sum(|c| c.acked) >= cuts_n, "the agent got fewer OKs than there were cuts: is it posting?");
     // docs/local-socket.md, "What OK promises": an OK'd notice is on the disk.
     assert_eq!(sum(|c| c.local_lost), 0, "notices answered OK and lost by a power cut");
     assert!(never_shown.is_empty(), "notices answered OK and never told: {never_shown:?}");
