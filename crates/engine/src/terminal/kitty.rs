@@ -9,10 +9,14 @@ use super::process::{ToolError, run};
 use super::{Outcome, RevealError};
 use crate::place::KittyWindow;
 
+/// Every run first asks whether kitty's server is one the engine obeys (`trust`: an abstract
+/// name has no owner), and is given the very socket checked.
 async fn kitty(w: &KittyWindow, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
-    let mut all = vec!["@", "--to", &w.socket];
+    let socket = super::trust::kitty(&w.socket)?;
+    let to = format!("unix:{}", socket.address());
+    let mut all = vec!["@", "--to", &to];
     all.extend_from_slice(args);
-    run("kitty", &all, env).await
+    run("kitty", &all, env, Some(&socket)).await
 }
 
 /// Where the window is in `kitty @ ls`: `None` when it is not listed, else whether it has the
@@ -32,9 +36,8 @@ pub fn focus_in(ls: &Value, id: u64) -> Option<bool> {
 }
 
 async fn list(w: &KittyWindow) -> Result<Value, RevealError> {
-    // Only kitty's own server, run by the person (`trust`): an abstract name has no owner.
-    super::trust::kitty(&w.socket).map_err(|why| RevealError::Gone(why.to_string()))?;
     let text = kitty(w, &["ls"], &[]).await.map_err(|e| match e {
+        ToolError::Distrusted(why) => RevealError::Gone(why.to_string()),
         ToolError::Failed { said, .. } => RevealError::Gone(format!("kitty at {} does not answer ({said})", w.socket)),
         e => RevealError::Failed(e.to_string()),
     })?;

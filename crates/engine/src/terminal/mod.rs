@@ -5,8 +5,10 @@
 //! adapter per terminal layer, innermost first: `tmux` (a pane in a server), `kitty` (a window,
 //! over its remote control), `wezterm` (a pane, over `wezterm cli`), then `x11` (the terminal's
 //! top-level window, through the window manager). `crate::place` is the checked record of
-//! where, and `process` what the adapters share (a process's ancestors, running a terminal's own tool).
+//! where, and `process` what the adapters share (a process's ancestors, running a terminal's own tool),
+//! `trust` whose servers the tools may speak to and `confine` what the tools may do.
 
+mod confine;
 pub mod kitty;
 pub mod process;
 pub mod tmux;

@@ -1,8 +1,11 @@
 //! The two things every terminal adapter needs from the system: a process's ancestors (which
 //! terminal window a process runs under) and running a terminal's own command-line tool (no
-//! shell, one argument each, a time limit, no secret in its environment).
+//! shell, one argument each, a time limit, no secret in its environment, no right to write
+//! files, and the server's socket as `trust` checked it).
 
 use std::time::Duration;
+
+use super::trust::Trusted;
 
 /// How long a terminal's tool may take to answer (tmux, kitty @, wezterm cli answer in ms).
 pub const TOOL_TIMEOUT: Duration = Duration::from_secs(3);
@@ -60,15 +63,29 @@ pub enum ToolError {
     /// The server the tool would speak to is not one the engine obeys (`trust`).
     #[error("{0}")]
     Distrusted(#[from] super::trust::Distrusted),
+    /// The tool's file sandboxing (`confine`) could not be made: it is not run without it.
+    #[error("{program} could not be confined: {source}")]
+    Unconfined { program: String, source: std::io::Error },
 }
 
 /// Runs `program args…` (the one on the PATH, [`on_path`]) with `env` added, and returns what it
-/// printed. Each argument is one argument: nothing is ever read by a shell. What it says on
+/// printed. Each argument is one argument: nothing is ever read by a shell. It runs confined
+/// (`confine`), and inherits `socket`'s descriptor, which its address names. What it says on
 /// stderr is a server's words, hostile until cleaned: cleaned as notice text is.
-pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
+pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)], socket: Option<&Trusted>) -> Result<String, ToolError> {
     let missing = || ToolError::Missing { program: program.into(), source: std::io::ErrorKind::NotFound.into() };
-    let mut command = crate::private::person_command(on_path(program).ok_or_else(missing)?);
+    let path = on_path(program).ok_or_else(missing)?;
+    let mut command = crate::private::person_command(&path);
     command.args(args).stdin(std::process::Stdio::null()).kill_on_drop(true);
+    #[cfg(unix)]
+    {
+        if let Some(fd) = socket.and_then(Trusted::held) {
+            inherit(&mut command, std::os::fd::AsRawFd::as_raw_fd(&fd));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = socket;
+    super::confine::confine(&mut command, &path).map_err(|source| ToolError::Unconfined { program: program.into(), source })?;
     for (k, v) in env {
         command.env(k, v);
     }
@@ -89,6 +106,19 @@ pub async fn run(program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<S
     }
 }
 
+/// The child keeps descriptor `fd` open across its exec (the engine's copy stays close-on-exec,
+/// so no other child gets it). `fd` must stay open until the child is spawned.
+#[cfg(unix)]
+fn inherit(command: &mut tokio::process::Command, fd: std::os::fd::RawFd) {
+    // SAFETY: one fcntl(2), async-signal-safe, on a descriptor the caller holds open until spawn.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::io::fcntl_setfd(std::os::fd::BorrowedFd::borrow_raw(fd), rustix::io::FdFlags::empty())?;
+            Ok(())
+        });
+    }
+}
+
 #[cfg(all(test, unix))] // ancestors are read from /proc
 mod tests {
     use super::*;
@@ -98,7 +128,7 @@ mod tests {
     #[tokio::test]
     async fn what_a_tool_says_on_stderr_is_cleaned_before_anyone_reads_it() {
         let said = "printf '\\033[2J\\033]0;pwned\\007ok\\n2026-12-03T00:00:00Z  INFO forged: signed out' >&2; exit 3";
-        let e = run("sh", &["-c", said], &[]).await.unwrap_err().to_string();
+        let e = run("sh", &["-c", said], &[], None).await.unwrap_err().to_string();
         assert!(!e.contains('\n') && !e.contains('\u{1b}') && !e.contains('\u{7}'), "{e:?}");
         assert!(e.contains("INFO forged"), "the words stay, on one line: {e:?}");
     }

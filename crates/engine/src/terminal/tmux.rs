@@ -41,13 +41,13 @@ async fn tmux(pane: &TmuxPane, args: &[&str]) -> Result<String, ToolError> {
 }
 
 /// Every run first asks whether the pane's server is one the engine obeys (`trust`): a tmux
-/// client does what its server tells it.
+/// client does what its server tells it. The client is given the very socket checked
+/// (`-S /proc/self/fd/N`), never its path to look up again.
 async fn tmux_with(pane: &TmuxPane, args: &[&str], env: &[(&str, &str)]) -> Result<String, ToolError> {
-    super::trust::tmux(&pane.socket)?;
-    let socket = pane.socket.to_string_lossy();
-    let mut all = vec!["-S", &socket];
+    let socket = super::trust::tmux(&pane.socket)?;
+    let mut all = vec!["-S", socket.address()];
     all.extend_from_slice(args);
-    run("tmux", &all, env).await
+    run("tmux", &all, env, Some(&socket)).await
 }
 
 /// The session and window a pane is in, from `list-panes -a` (`display-message -t` would fall

@@ -20,9 +20,8 @@ pub fn lists_pane(list: &Value, pane: u64) -> bool {
 pub fn clients(list: &Value, pane: u64) -> (Vec<u32>, Option<u32>) {
     let all: Vec<&Value> = list.as_array().into_iter().flatten().collect();
     let pid = |c: &Value| c["pid"].as_u64().and_then(|p| u32::try_from(p).ok());
-    let idle = |c: &Value| {
-        c["idle_time"]["secs"].as_u64().unwrap_or(u64::MAX).saturating_mul(1_000_000_000) + c["idle_time"]["nanos"].as_u64().unwrap_or(0)
-    };
+    // Compared as (seconds, nanoseconds), never summed: a huge `secs` from the server cannot overflow.
+    let idle = |c: &Value| (c["idle_time"]["secs"].as_u64().unwrap_or(u64::MAX), c["idle_time"]["nanos"].as_u64().unwrap_or(0));
     let showing = all.iter().filter(|c| c["focused_pane_id"].as_u64() == Some(pane)).filter_map(|c| pid(c)).collect();
     let recent = all.iter().min_by_key(|c| idle(c)).and_then(|c| pid(c));
     (showing, recent)
@@ -41,20 +40,20 @@ pub fn args(what: &str, pane: u64) -> Vec<String> {
     args
 }
 
+/// Every run on a socket a pane named first asks whether its server is one the engine obeys
+/// (`trust`), and is given the very socket checked.
 async fn wezterm(p: &WeztermPane, what: &str, extra: &[(&str, &str)]) -> Result<String, ToolError> {
     let args = args(what, p.pane);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let socket = p.socket.as_ref().map(|s| s.to_string_lossy().into_owned());
-    let mut env: Vec<(&str, &str)> = socket.as_deref().map(|s| ("WEZTERM_UNIX_SOCKET", s)).into_iter().collect();
+    let socket = p.socket.as_deref().map(super::trust::wezterm).transpose()?;
+    let mut env: Vec<(&str, &str)> = socket.as_ref().map(|s| ("WEZTERM_UNIX_SOCKET", s.address())).into_iter().collect();
     env.extend_from_slice(extra);
-    run("wezterm", &args, &env).await
+    run("wezterm", &args, &env, socket.as_ref()).await
 }
 
 async fn json(p: &WeztermPane, what: &str) -> Result<Value, RevealError> {
-    if let Some(socket) = &p.socket {
-        super::trust::wezterm(socket).map_err(|why| RevealError::Gone(why.to_string()))?;
-    }
     let text = wezterm(p, what, &[]).await.map_err(|e| match e {
+        ToolError::Distrusted(why) => RevealError::Gone(why.to_string()),
         ToolError::Failed { said, .. } => RevealError::Gone(format!("WezTerm does not answer ({said})")),
         e => RevealError::Failed(e.to_string()),
     })?;
@@ -95,6 +94,19 @@ mod tests {
         assert_eq!(clients(&clients_json, 3), (vec![1098536], Some(1098536)));
         assert_eq!(clients(&clients_json, 0), (vec![77], Some(1098536)));
         assert_eq!(clients(&json!([]), 0), (vec![], None));
+    }
+
+    /// A server's idle time may be any `u64` of seconds: the most recent client is still the one
+    /// least idle (summed into nanoseconds, a huge one overflowed: a panic, or the wrong window).
+    #[test]
+    fn a_huge_idle_time_is_the_longest_not_an_overflow() {
+        let clients_json = json!([
+            {"pid": 10, "idle_time": {"secs": u64::MAX, "nanos": 999_999_999}, "focused_pane_id": 1},
+            {"pid": 20, "idle_time": {"secs": 18_446_744_073_u64, "nanos": 709_551_615}, "focused_pane_id": 1},
+            {"pid": 30, "idle_time": {"secs": 2, "nanos": 0}, "focused_pane_id": 1}]);
+        assert_eq!(clients(&clients_json, 1), (vec![10, 20, 30], Some(30)));
+        let no_recent = json!([{"pid": 10, "idle_time": {"secs": u64::MAX, "nanos": 1}}, {"pid": 20, "idle_time": {"secs": 5}}]);
+        assert_eq!(clients(&no_recent, 1).1, Some(20));
     }
 
     /// Every question is asked with `--no-auto-start`: asked about a pane whose mux server is not

@@ -1,21 +1,30 @@
 //! Whose terminal servers the engine speaks to (docs/notices.md §4, "Terminals").
 //!
 //! A terminal's tool is a client of its server, and a client obeys its server: a tmux server can
-//! tell its client to run a shell command or write a file. A place names its socket, and a place
-//! comes from a socket client, which may be an agent in a sandbox or a container that runs as the
-//! person. So before any tool is run on a socket (each time, not once for several runs):
+//! tell its client to run a shell command or to read or write a file (`load-buffer`,
+//! `save-buffer`, from a hook of its own config). A place names its socket, and a place comes
+//! from a socket client, which may be an agent in a sandbox or a container that runs as the
+//! person, and that can start a genuine tmux with a config of its own. So before any tool is run
+//! on a socket (each time, not once for several runs):
 //!
 //! - tmux's socket must be in the person's own tmux folder (`$TMUX_TMPDIR` or `/tmp`, then
 //!   `tmux-UID/`), a folder that is the person's and closed to others (0700), the socket itself
 //!   no link; WezTerm's in its folder of the runtime directory (or `~/.local/share/wezterm`);
 //!   kitty's wherever kitty was told to listen, an abstract name included;
-//! - and what answers on it must be the terminal's own server process, run by the person, in the
-//!   engine's own pid namespace (`SO_PEERCRED`): for tmux the very `tmux` program the engine
-//!   would run (the same file), for kitty and WezTerm a program of that name.
+//! - what answers on it must be the terminal's own server process, run by the person (Linux:
+//!   `SO_PEERCRED`; macOS: `LOCAL_PEERPID`): for tmux the very `tmux` program the engine would
+//!   run (the same file), for kitty and WezTerm a program of that name;
+//! - and that process must be no more confined than the engine: on Linux in the engine's own
+//!   pid, mount, user, network and cgroup namespaces, with no `NoNewPrivs` and no seccomp filter
+//!   the engine has not (Landlock leaves no mark of its own, but an unprivileged process cannot
+//!   use it without `NoNewPrivs`); on macOS not sandboxed (`sandbox_check`).
 //!
-//! The checks that need `SO_PEERCRED` and `/proc` are Linux's (`linux.rs`); elsewhere the folder
-//! and the socket's owner are checked (`other.rs`), and on Windows no terminal socket is spoken
-//! to at all.
+//! On Linux the socket file is opened once (`O_PATH`, no link followed, through its folder
+//! opened the same way), checked, and handed to the tool as that very file (`/proc/self/fd/N`,
+//! inherited), so its path is never looked up again between the check and the tool. The tool
+//! itself runs with no right to write files (`super::confine`). The checks that need
+//! `SO_PEERCRED` and `/proc` are Linux's (`linux.rs`); macOS's are in `other.rs`, and on
+//! Windows no terminal socket is spoken to at all.
 
 use std::path::{Path, PathBuf};
 
@@ -41,8 +50,8 @@ impl Server {
     }
 
     /// Whether a server process's executable, by its file name, is this terminal's (asked where
-    /// `/proc` tells it: Linux).
-    #[cfg(any(target_os = "linux", test))]
+    /// `/proc` or `proc_pidpath` tells it: Linux, macOS).
+    #[cfg(any(target_os = "linux", target_os = "macos", test))]
     fn runs_as(self, file_name: &str) -> bool {
         match self {
             Server::Tmux => file_name == "tmux",
@@ -56,6 +65,40 @@ impl Server {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct Distrusted(pub String);
+
+/// A terminal's socket the engine has checked, as its tool is to reach it: on Linux the socket
+/// file is held open and named `/proc/self/fd/N`, the descriptor the tool inherits, so the tool
+/// connects to the very file that was checked.
+#[derive(Debug)]
+pub struct Trusted {
+    address: String,
+    #[cfg(unix)]
+    held: Option<std::os::fd::OwnedFd>,
+}
+
+impl Trusted {
+    /// A socket reached by its address alone (an abstract name; macOS's socket path).
+    #[cfg_attr(windows, allow(dead_code))] // no terminal socket is trusted on Windows
+    fn named(address: String) -> Trusted {
+        Trusted {
+            address,
+            #[cfg(unix)]
+            held: None,
+        }
+    }
+
+    /// What the tool is told to connect to (a path, or `@name` for an abstract socket).
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The descriptor the tool must inherit for its address to mean the socket checked.
+    #[cfg(unix)]
+    pub fn held(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        self.held.as_ref().map(|fd| fd.as_fd())
+    }
+}
 
 /// The folders a tmux server of this person's keeps its sockets in.
 pub fn tmux_folders(tmux_tmpdir: Option<&str>, uid: u32) -> Vec<PathBuf> {
@@ -73,20 +116,22 @@ pub fn wezterm_folders(runtime_dir: Option<&str>, home: Option<&str>) -> Vec<Pat
     runtime.into_iter().chain(data).collect()
 }
 
-/// Whether tmux's server at `socket` is one the engine may speak to.
-pub fn tmux(socket: &Path) -> Result<(), Distrusted> {
+/// Whether tmux's server at `socket` is one the engine may speak to, and how its tool reaches it.
+pub fn tmux(socket: &Path) -> Result<Trusted, Distrusted> {
     let folders = tmux_folders(std::env::var("TMUX_TMPDIR").ok().as_deref(), platform::uid());
     platform::socket_in(&folders, socket, Server::Tmux)
 }
 
-/// Whether WezTerm's mux server at `socket` is one the engine may speak to.
-pub fn wezterm(socket: &Path) -> Result<(), Distrusted> {
+/// Whether WezTerm's mux server at `socket` is one the engine may speak to, and how its tool
+/// reaches it.
+pub fn wezterm(socket: &Path) -> Result<Trusted, Distrusted> {
     let folders = wezterm_folders(std::env::var("XDG_RUNTIME_DIR").ok().as_deref(), std::env::var("HOME").ok().as_deref());
     platform::socket_in(&folders, socket, Server::Wezterm)
 }
 
-/// Whether kitty at `address` (`unix:/path` or `unix:@name`) is one the engine may speak to.
-pub fn kitty(address: &str) -> Result<(), Distrusted> {
+/// Whether kitty at `address` (`unix:/path` or `unix:@name`) is one the engine may speak to, and
+/// how its tool reaches it (without the `unix:`).
+pub fn kitty(address: &str) -> Result<Trusted, Distrusted> {
     match address.strip_prefix("unix:") {
         Some(name) if name.starts_with('@') => platform::abstract_socket(&name[1..], Server::Kitty),
         Some(path) => platform::socket_anywhere(Path::new(path), Server::Kitty),
