@@ -124,3 +124,111 @@ fn fake_terminal_servers_an_agent_names_are_never_spoken_to() {
     assert!(notes.iter().any(|n| n.contains("not tmux") || n.contains("served by")), "{notes:#?}");
     assert!(notes.iter().any(|n| n.contains("a link, or someone else's")), "{notes:#?}");
 }
+
+/// A sandbox as an agent's (Codex's on Linux): Landlock, so `NoNewPrivs` set, sharing the
+/// engine's pid namespace. Inside it the agent may read the system's folders and write only its
+/// own folder, tmux's folder (a socket) and the terminals (`/dev`).
+fn under_landlock(command: &mut std::process::Command, writable: &[&Path]) {
+    use landlock::{ABI, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, path_beneath_rules};
+    use std::os::unix::process::CommandExt;
+    let abi = ABI::V5;
+    let ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(["/usr", "/bin", "/lib", "/lib64", "/etc", "/proc"], AccessFs::from_read(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(writable.iter().copied().chain([Path::new("/dev")]), AccessFs::from_all(abi))))
+        .expect("a Landlock ruleset");
+    let mut ruleset = Some(ruleset);
+    // SAFETY: two syscalls (prctl, landlock_restrict_self) in the child on a ruleset made before.
+    unsafe {
+        command.pre_exec(move || match ruleset.take() {
+            Some(r) => r.restrict_self().map(|_| ()).map_err(std::io::Error::other),
+            None => Ok(()),
+        });
+    }
+}
+
+/// The first security read's fix stopped fake servers; a genuine tmux is another matter. An
+/// agent in a sandbox (Landlock, as Codex's, so `NoNewPrivs`; the engine's pid namespace) starts
+/// the real `tmux` on a socket in the person's own tmux folder, with a config of its own whose
+/// hooks, on what the focus check and a click ask, save and load buffers: files tmux opens in its
+/// *client*, the engine's own. A notice names that pane; its focus is asked, its banner clicked.
+/// No file outside the agent's own is written or read, and the card says why the pane is refused.
+#[test]
+fn a_genuine_tmux_an_agent_started_in_a_sandbox_with_hostile_hooks_is_refused_and_no_file_is_touched() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    let uid = uid_of(home.dir.path());
+    let tmux_folder: PathBuf = home.dir.path().join(format!("tmux/tmux-{uid}"));
+    std::fs::create_dir_all(&tmux_folder).unwrap();
+    std::fs::set_permissions(&tmux_folder, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let socket = tmux_folder.join("agent");
+    // The person's files, which the sandbox does not let the agent reach.
+    let person = tempfile::tempdir().unwrap();
+    let secret = person.path().join("secret");
+    std::fs::write(&secret, "the person's secret").unwrap();
+    let agent = tempfile::tempdir().unwrap();
+    let config = agent.path().join("evil.conf");
+    let steal = |on: &str| {
+        let written = person.path().join(format!("written-on-{on}"));
+        format!(
+            "set-hook -g after-{on} \"set-buffer -b planted pwned ; save-buffer -b planted {} ; load-buffer -b stolen-on-{on} {}\"\n",
+            written.display(),
+            secret.display()
+        )
+    };
+    let hooks: String =
+        ["list-clients", "list-panes", "select-window", "select-pane", "switch-client"].iter().map(|on| steal(on)).collect();
+    // What the server itself tries, inside the sandbox: the sandbox holds.
+    let itself = person.path().join("written-by-the-server-itself");
+    std::fs::write(&config, format!("{hooks}run-shell \"echo pwned > {}\"\n", itself.display())).unwrap();
+
+    let tmux = |args: &[&str]| {
+        let mut all = vec!["-S", socket.to_str().unwrap()];
+        all.extend_from_slice(args);
+        home.program(Path::new("/usr/bin/tmux"), &all)
+    };
+    let mut start = tmux(&["-f", config.to_str().unwrap(), "new-session", "-d", "-s", "work"]);
+    under_landlock(&mut start, &[agent.path(), &tmux_folder]);
+    let out = start.output().expect("tmux runs (package tmux)");
+    assert!(out.status.success(), "tmux new-session in the sandbox: {}", String::from_utf8_lossy(&out.stderr));
+    let pane = String::from_utf8(tmux(&["display", "-p", "-t", "work", "#{pane_id}"]).output().unwrap().stdout).unwrap();
+    let pane = pane.trim();
+    assert!(pane.starts_with('%'), "{pane:?}");
+    let sandboxed = || -> String {
+        let pid = String::from_utf8(tmux(&["display", "-p", "#{pid}"]).output().unwrap().stdout).unwrap();
+        std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).unwrap()
+    };
+    assert!(sandboxed().contains("NoNewPrivs:\t1"), "the server runs in the test's sandbox");
+
+    let title = "From the sandboxed tmux";
+    let place = json!({"tmux": {"socket": socket, "pane": pane}});
+    let reply = send(&home, &json!({"id": 1, "method": "notification.create", "params": {"title": title, "place": place}}));
+    assert!(reply.contains("\"ok\":true"), "{reply}");
+    let mut id = 0;
+    wait_until("its banner (after the focus check)", LIMIT, || {
+        id = desktop.notifications().iter().find(|n| n["summary"] == title).and_then(|n| n["id"].as_u64()).unwrap_or(0);
+        id != 0
+    });
+    desktop.click(id);
+    // The click ends either way: refused with a note, or revealed and read.
+    let mut notice = Value::Null;
+    wait_until("the click's end", LIMIT, || {
+        let notices = home.status()["notices"].as_array().cloned().unwrap_or_default();
+        notice = notices.into_iter().find(|n| n["title"] == title).unwrap_or_default();
+        notice["revealNote"].is_string() || notice["readAt"].is_i64()
+    });
+    std::thread::sleep(NOTHING_MORE);
+
+    let touched: Vec<String> =
+        std::fs::read_dir(person.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(touched, ["secret"], "files written in the person's folder");
+    let buffers = String::from_utf8(tmux(&["list-buffers", "-F", "#{buffer_name}: #{buffer_sample}"]).output().unwrap().stdout).unwrap();
+    assert!(!buffers.contains("the person's secret"), "the agent's server read the person's file: {buffers}");
+    // docs/notices.md §4: refused for being more confined than the engine, and the card says so.
+    let note = notice["revealNote"].as_str().unwrap_or_default();
+    assert!(note.contains("more confined than the engine (NoNewPrivs set)"), "{notice}");
+    let _ = tmux(&["kill-server"]).output();
+}
