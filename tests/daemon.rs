@@ -28,7 +28,8 @@ fn follow_and_cancel_through_the_daemon_reach_a_real_notification_server() {
     let out = home.run(&["follow", "run", &run, "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let said: serde_json::Value = serde_json::from_slice(&out.stdout).expect("follow --json prints JSON");
-    assert_eq!(said, serde_json::json!({"kind": "run", "id": run, "following": true}));
+    assert_eq!((&said["kind"], &said["id"], &said["following"]), (&"run".into(), &run.as_str().into(), &true.into()));
+    assert!(said["answered"].is_boolean(), "whether the cloud answered within the wait: {said}");
     cloud.sim().update_run(&run, RunChange::status("succeeded"));
     wait_until("the Run's banner", LIMIT, || !desktop.notifications().is_empty());
     let n = &desktop.notifications()[0];

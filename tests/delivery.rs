@@ -161,3 +161,100 @@ fn a_bad_config_file_names_the_key_and_the_daemon_keeps_its_last_good_settings()
     assert!(desktop.notifications().is_empty());
     assert_eq!(std::fs::read_to_string(home.config_file()).unwrap(), bad);
 }
+
+/// The pane every notice of `send_burst_with_a_permission_prompt` comes from.
+const WS: &str = "D9C269B8-1A2B-4C3D-8E9F-0123456789AB";
+const SF: &str = "B9DD280A-0000-0000-0000-000000000001";
+
+/// Claude Code's permission prompt as its hooks reference documents it (the fixture names the page).
+fn permission_prompt() -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/cli/tests/fixtures/claude-notification-permission.json"),
+    )
+    .unwrap()
+}
+
+/// Five notices from one pane at once: two `notify`, Claude Code's permission prompt through
+/// `hook claude`, two more `notify`; every process started before any is waited for, so they come
+/// within the burst window (docs/notices.md §3: a chain goes on while they come < 0.5 s apart).
+fn send_burst_with_a_permission_prompt(home: &Home, tag: &str) {
+    let notify = |i: usize| {
+        let title = format!("{tag} step {i}");
+        home.command(&["notify", "--title", &title, "--body", "done", "--workspace", WS, "--surface", SF])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut children = vec![notify(1), notify(2)];
+    let mut hook = home
+        .command(&["hook", "claude"])
+        .env("CMUX_WORKSPACE_ID", WS)
+        .env("CMUX_SURFACE_ID", SF)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(hook.stdin.as_mut().unwrap(), permission_prompt().as_bytes()).unwrap();
+    drop(hook.stdin.take());
+    children.push(hook);
+    children.extend([notify(3), notify(4)]);
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+}
+
+/// The local notices `status` lists, once `count` of them are all decided.
+fn decided_locals(home: &Home, count: usize) -> Vec<Value> {
+    let mut locals = Vec::new();
+    wait_until("every notice decided", LIMIT, || {
+        let s = home.status();
+        locals = s["notices"].as_array().unwrap().iter().filter(|n| n["source"] == "local").cloned().collect();
+        locals.len() == count && locals.iter().all(|n| n["state"] == "told")
+    });
+    locals
+}
+
+#[test]
+fn a_permission_prompt_among_a_burst_gets_an_urgent_banner_of_its_own() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    send_burst_with_a_permission_prompt(&home, "Deploy");
+    let locals = decided_locals(&home, 5);
+    std::thread::sleep(NOTHING_MORE);
+    let shown = desktop.notifications();
+    // docs/local-socket.md, "Needs you": "needs you" follows the title, urgent, never folded in.
+    let urgent: Vec<&Value> = shown.iter().filter(|n| n["summary"] == "Claude Code needs you").collect();
+    assert_eq!(urgent.len(), 1, "{shown:#?}");
+    assert_eq!(urgent[0]["body"], "... — Claude needs your permission to use Bash");
+    assert_eq!(urgent[0]["hints"]["urgency"], 2, "the urgency hint (delivery.attention is on by default)");
+    // The four others made a burst (more than 4 within 10 s: docs/configuration.md), which
+    // neither holds the prompt nor takes its banner's place.
+    let bursts: Vec<&Value> = shown.iter().filter(|n| n["summary"].as_str().unwrap().ends_with("notices from your terminals")).collect();
+    assert!(!bursts.is_empty(), "the four made a burst: {shown:#?}");
+    assert!(bursts.iter().all(|b| !b["body"].as_str().unwrap().contains("needs you")), "{bursts:#?}");
+    assert!(shown.iter().filter(|n| n["id"] == urgent[0]["id"]).count() == 1, "nothing took its place: {shown:#?}");
+    let prompt = locals.iter().find(|n| n["title"] == "Claude Code needs you").unwrap();
+    assert_eq!((&prompt["delivery"], &prompt["urgent"]), (&Value::from("shown"), &Value::from(true)));
+    assert!(locals.iter().filter(|n| n["delivery"] == "coalesced").count() >= 2, "{locals:#?}");
+}
+
+#[test]
+fn a_permission_prompt_breaks_through_quiet_hours_when_asked_and_the_rest_waits() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let quiet =
+        format!("[delivery.quiet_hours]\ntime_zone = \"UTC\"\nwindows = [\"{}\"]\nneeds_you_breaks_through = true\n", window_around_now());
+    write_config(&home, &quiet);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    send_burst_with_a_permission_prompt(&home, "Nightly");
+    let locals = decided_locals(&home, 5);
+    std::thread::sleep(NOTHING_MORE);
+    let shown = desktop.notifications();
+    assert_eq!(shown.len(), 1, "the prompt alone: {shown:#?}");
+    assert_eq!((&shown[0]["summary"], &shown[0]["hints"]["urgency"]), (&Value::from("Claude Code needs you"), &Value::from(2)));
+    let held: Vec<&Value> = locals.iter().filter(|n| n["delivery"] == "quiet hours").collect();
+    assert_eq!(held.len(), 4, "{locals:#?}");
+}

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub(crate) use crate::hook::Agent;
+
 #[derive(Parser)]
 #[command(name = "cmux-tray", version, about = "Native banners when cloud Runs, hand-offs and local agents need you.")]
 pub(crate) struct Cli {
@@ -53,7 +55,11 @@ pub(crate) enum Command {
     },
     /// Pause banners: a duration (`1h`, `30m`, `1h30m`, `90 minutes`), `tomorrow` (08:00 local) or
     /// `indefinitely`. Notices are still recorded; one summary banner follows the pause.
-    Pause { until: String },
+    Pause {
+        /// As one word or several (`90 minutes`, unquoted, is read as `90 minutes`).
+        #[arg(required = true, num_args = 1.., value_name = "FOR")]
+        until: Vec<String>,
+    },
     /// End a pause.
     Resume,
     /// Sign in: shows a code and the page to approve it on (cmux.com's device sign-in); the
@@ -91,6 +97,10 @@ pub(crate) enum Command {
         /// Exit 1 when the notice could not be sent (by default a failed notice never fails).
         #[arg(long)]
         strict: bool,
+        /// The sender waits for the person (a permission prompt, a question): an urgent banner
+        /// of its own, "needs you" in its title (docs/local-socket.md, "Needs you").
+        #[arg(long)]
+        needs_you: bool,
     },
     /// Run a command and post one notice when it ends, if it ran longer than a threshold.
     Wrap {
@@ -115,13 +125,48 @@ pub(crate) enum Command {
     /// Print shell completions (bash, zsh, fish) or the man page, made from this command line
     /// (the package ships them; from a build: `cmux-tray generate zsh > ~/.zfunc/_cmux-tray`).
     Generate { what: Generated },
-    /// Turn an agent's hook call into a notice: `claude` (payload on stdin) or `codex` (payload
-    /// as the argument).
+    /// Agent hooks: `claude` (payload on stdin) and `codex` (payload as the last argument) turn
+    /// an agent's hook call into a notice and always exit 0; `install` and `uninstall` write the
+    /// hook into the agent's own settings file, or take it out.
     Hook {
-        agent: Agent,
-        /// Codex passes its payload as one JSON argument.
-        payload: Option<String>,
+        #[command(subcommand)]
+        action: HookAction,
     },
+}
+
+impl Command {
+    /// Whether the command was asked for JSON: its failure is then printed as JSON too.
+    pub(crate) fn wants_json(&self) -> bool {
+        match self {
+            Command::Status { json }
+            | Command::Follow { json, .. }
+            | Command::Cancel { json, .. }
+            | Command::SocketPath { json }
+            | Command::Notify { json, .. } => *json,
+            Command::Config { action: ConfigAction::Get { json, .. } } => *json,
+            _ => false,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+pub(crate) enum HookAction {
+    /// Claude Code's hook: its JSON payload on stdin.
+    Claude {
+        /// Anything else Claude Code's settings pass: ignored.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        rest: Vec<String>,
+    },
+    /// Codex's `notify` program: its JSON payload as the last argument (others are ignored).
+    Codex {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Write this hook into the agent's settings (Claude Code: ~/.claude/settings.json, its
+    /// `Stop` and `Notification` hooks; Codex: ~/.codex/config.toml, `notify`), keeping the rest.
+    Install { agent: Agent },
+    /// Take out what `hook install` wrote, and nothing else.
+    Uninstall { agent: Agent },
 }
 
 #[derive(Subcommand)]
@@ -144,12 +189,6 @@ pub(crate) enum Generated {
     Zsh,
     Fish,
     Man,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum Agent {
-    Claude,
-    Codex,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -17,21 +17,24 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
         ConfigAction::Get { key: Some(key), json } => {
             let value = config::get_in_file(&paths.config_file, &key).map_err(|e| anyhow::anyhow!(e))?;
             if json {
-                println!("{}", json!({ key: value }));
+                println!("{}", json!({ key.clone(): typed(&key, &value) }));
             } else {
                 println!("{value}");
             }
             Ok(())
         }
         ConfigAction::Get { key: None, json: as_json } => {
-            let keys = delivery::keys().chain(config::EDITABLE.iter().map(|(k, _)| *k));
+            let keys = delivery::keys()
+                .chain(config::EDITABLE.iter().map(|(k, _)| *k))
+                .chain(config::NOTIFY.iter().map(|(k, _, _)| *k))
+                .chain([config::LOCAL_PASSWORD]);
             let mut all = serde_json::Map::new();
             for k in keys {
                 let value = config::get_in_file(&paths.config_file, k).map_err(|e| anyhow::anyhow!(e))?;
                 if !as_json {
                     println!("{k} = {value}");
                 }
-                all.insert(k.to_string(), value.into());
+                all.insert(k.to_string(), typed(k, &value));
             }
             if as_json {
                 println!("{}", serde_json::Value::Object(all));
@@ -55,6 +58,35 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
     }
 }
 
+/// A value as `config get` prints it, as JSON of its kind: booleans, numbers (seconds may have a
+/// fraction), the quiet-hours windows as a list; a time zone, a URL or a path as a string.
+fn typed(key: &str, text: &str) -> serde_json::Value {
+    use cmux_tray_engine::policy::settings::{ValueKind, kind_of};
+    let number = || serde_json::from_str::<serde_json::Number>(text).map(serde_json::Value::Number).ok();
+    use cmux_tray_engine::config::{NotifyKind, notify_kind};
+    if text.is_empty() && notify_kind(key).is_some() {
+        return serde_json::Value::Null; // not set: the default applies
+    }
+    let typed = match notify_kind(key) {
+        Some(NotifyKind::Bool) => return text.parse::<bool>().map_or_else(|_| text.into(), serde_json::Value::Bool),
+        Some(NotifyKind::Seconds) => return number().unwrap_or_else(|| text.into()),
+        Some(NotifyKind::Text) => return text.into(),
+        None => kind_of(key),
+    };
+    let typed = match typed {
+        Some(ValueKind::Bool) => text.parse::<bool>().ok().map(serde_json::Value::Bool),
+        Some(ValueKind::Seconds | ValueKind::Count | ValueKind::Days) => number(),
+        Some(ValueKind::Windows) => Some(text.split(';').map(str::trim).filter(|w| !w.is_empty()).collect::<Vec<_>>().into()),
+        Some(ValueKind::TimeZone) | None => None,
+    };
+    typed.unwrap_or_else(|| text.into())
+}
+
+/// A moment as `pause` and `status` say it: the person's own zone, "Fri 4 Dec 21:30".
+pub(crate) fn in_local_time(t: jiff::Timestamp) -> String {
+    t.to_zoned(jiff::tz::TimeZone::system()).strftime("%a %-d %b %H:%M").to_string()
+}
+
 /// A duration as jiff reads it (`1h`, `30m`, `1h30m`, `90 minutes`, `PT2H`), `tomorrow` (08:00
 /// local), or `indefinitely`.
 pub(crate) fn pause_until(text: &str) -> anyhow::Result<Option<jiff::Timestamp>> {
@@ -75,6 +107,25 @@ pub(crate) fn pause_until(text: &str) -> anyhow::Result<Option<jiff::Timestamp>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_get_json_gives_each_value_its_type() {
+        assert_eq!(typed("delivery.banners", "true"), json!(true));
+        assert_eq!(typed("delivery.sound_cooldown", "10"), json!(10));
+        assert_eq!(typed("delivery.sound_cooldown", "2.5"), json!(2.5));
+        assert_eq!(typed("delivery.coalesce_count", "4"), json!(4));
+        assert_eq!(typed("delivery.history_days", "30"), json!(30));
+        assert_eq!(
+            typed("delivery.quiet_hours.windows", "mon-fri 22:00-07:00; sat,sun 23:00-09:00"),
+            json!(["mon-fri 22:00-07:00", "sat,sun 23:00-09:00"])
+        );
+        assert_eq!(typed("delivery.quiet_hours.windows", ""), json!([]));
+        assert_eq!(typed("delivery.quiet_hours.time_zone", "system"), json!("system"));
+        assert_eq!(typed("cloud.api_url", "https://cloud-api.cmux.dev"), json!("https://cloud-api.cmux.dev"));
+        assert_eq!(typed("notify.enabled", "false"), json!(false));
+        assert_eq!(typed("notify.timeout", "2.5"), json!(2.5));
+        assert_eq!(typed("notify.idle_reminders", ""), json!(null));
+    }
 
     #[test]
     fn a_pause_is_read_as_jiff_reads_a_duration() {

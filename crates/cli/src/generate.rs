@@ -63,15 +63,24 @@ const EXIT_STATUS: &[(u8, &str)] = &[
     (crate::EXIT_CANNOT_START, "The daemon cannot start until something is changed (another engine runs, the config is refused)."),
 ];
 
-/// clap_mangen's sections, then ENVIRONMENT, FILES and EXIT STATUS.
+/// The pages SEE ALSO names: only pages the package ships (docs/architecture.md, "The package").
+const SEE_ALSO: &[(&str, &str)] = &[("cmux-tray-app(1)", "The tray app: the same engine, with a tray icon and windows.")];
+
+/// clap_mangen's sections, then SUBCOMMANDS, ENVIRONMENT, FILES, EXIT STATUS and SEE ALSO.
 fn man(command: clap::Command, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    // The commands as one writes them: clap_mangen names a page per command (cmux-tray-status(1)),
+    // and no such pages ship.
+    let commands: Vec<(String, String)> = command
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        .map(|c| (format!("cmux-tray {}", c.get_name()), c.get_about().map(|a| a.to_string()).unwrap_or_default()))
+        .collect();
     let man = clap_mangen::Man::new(command);
     man.render_title(out)?;
     man.render_name_section(out)?;
     man.render_synopsis_section(out)?;
     man.render_description_section(out)?;
     man.render_options_section(out)?;
-    man.render_subcommands_section(out)?;
     let mut roff = roff::Roff::new();
     let mut section = |title: &str, rows: &mut dyn Iterator<Item = (String, &str)>| {
         roff.control("SH", [title]);
@@ -79,9 +88,11 @@ fn man(command: clap::Command, out: &mut dyn std::io::Write) -> std::io::Result<
             roff.control("TP", []).text([roff::bold(term)]).text([roff::roman(text)]);
         }
     };
+    section("SUBCOMMANDS", &mut commands.iter().map(|(k, v)| (k.clone(), v.as_str())));
     section("ENVIRONMENT", &mut ENVIRONMENT.iter().map(|(k, v)| (k.to_string(), *v)));
     section("FILES", &mut FILES.iter().map(|(k, v)| (k.to_string(), *v)));
     section("EXIT STATUS", &mut EXIT_STATUS.iter().map(|(k, v)| (k.to_string(), *v)));
+    section("SEE ALSO", &mut SEE_ALSO.iter().map(|(k, v)| (k.to_string(), *v)));
     roff.to_writer(out)?;
     man.render_version_section(out)
 }
@@ -100,5 +111,9 @@ mod tests {
         for code in ["\\fB69\\fR", "\\fB78\\fR", "CMUX_TRAY_TOKEN", "config.toml"] {
             assert!(page.contains(code), "{code} in the man page");
         }
+        // Every page it names ships: no per-command pages (cmux-tray-status(1)), the tray's own.
+        let named: Vec<&str> = page.split(|c: char| c.is_whitespace() || c == ']' || c == '[').filter(|w| w.ends_with("(1)")).collect();
+        assert!(named.iter().all(|w| w.contains("cmux\\-tray\\-app(1)") || w.contains("cmux-tray-app(1)")), "{named:?}");
+        assert!(page.contains("cmux\\-tray hook"), "the commands as one types them");
     }
 }

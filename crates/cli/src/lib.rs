@@ -14,6 +14,7 @@ mod config;
 mod daemon;
 mod generate;
 mod hook;
+mod hook_install;
 mod login;
 mod notify;
 mod process;
@@ -35,7 +36,7 @@ use cmux_tray_engine::local::client::NotifyConfig;
 
 pub use daemon::EXIT_CANNOT_START;
 
-use args::{CancelKind, Cli, Command, ItemKind};
+use args::{CancelKind, Cli, Command, HookAction, ItemKind};
 use daemon::CannotStart;
 
 /// Runs the command line; the process exit code.
@@ -67,6 +68,7 @@ pub fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let json = cli.command.wants_json();
     let result = runtime.block_on(run(cli));
     // A question left to a hung program (an X server that never answers) does not hold the exit.
     runtime.shutdown_timeout(Duration::from_millis(200));
@@ -74,13 +76,18 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cmux-tray: {e:#}");
-            if e.downcast_ref::<CannotStart>().is_some() {
-                ExitCode::from(EXIT_CANNOT_START)
+            let code = if e.downcast_ref::<CannotStart>().is_some() {
+                EXIT_CANNOT_START
             } else if e.downcast_ref::<NoEngine>().is_some() {
-                ExitCode::from(EXIT_NO_ENGINE)
+                EXIT_NO_ENGINE
             } else {
-                ExitCode::FAILURE
+                1
+            };
+            // A script that asked for JSON reads JSON on failure too (docs/configuration.md).
+            if json {
+                println!("{}", json!({"error": format!("{e:#}"), "exitCode": code}));
             }
+            ExitCode::from(code)
         }
     }
 }
@@ -96,7 +103,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 ItemKind::Handoff => HandoffId::parse(&id).map(|_| "handoff")?,
             };
             engine_request(&paths, "cloud.follow", json!({"kind": kind, "id": id})).await?;
-            say(json, json!({"kind": kind, "id": id, "following": true}), || format!("following {id}"))
+            let answered = first_answer(&paths, &id).await?;
+            say(json, json!({"kind": kind, "id": id, "following": true, "answered": answered}), || format!("following {id}"))
         }
         Command::Cancel { kind: CancelKind::Run, id, json } => {
             RunId::parse(&id)?;
@@ -112,16 +120,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("export CMUX_SOCKET_PATH='{}'", path.replace('\'', "'\\''"));
             Ok(())
         }
-        Command::Notify { title, subtitle, body, workspace, surface, socket, json, strict } => {
+        Command::Notify { title, subtitle, body, workspace, surface, socket, json, strict, needs_you } => {
             let overrides = notify::Overrides { socket, workspace, surface };
-            let post = notify::Post { title, subtitle, body };
+            let post = notify::Post { title, subtitle, body, needs_you };
             match notify::send(&paths, &notify::Caller::new(environment()), &overrides, &post).await {
                 Ok(result) => {
+                    // The socket's answer in cmux's own casing, said in this command line's.
                     if json {
-                        println!("{result}");
+                        println!(
+                            "{}",
+                            json!({"id": result["id"], "workspaceId": result["workspace_id"], "surfaceId": result["surface_id"]})
+                        );
                     }
                     Ok(())
                 }
+                Err(notify::NotSent::NoEngine(why)) => Err(anyhow::Error::new(NoEngine(format!("notice not sent: {why}")))),
                 Err(why) if strict => bail!("notice not sent: {why}"),
                 Err(why) => {
                     eprintln!("cmux-tray notify: notice not sent: {why}");
@@ -131,11 +144,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Config { action } => config::config(&paths, action).await,
         Command::Pause { until } => {
-            let until = config::pause_until(&until)?;
+            let until = config::pause_until(&until.join(" "))?;
             let params = json!({"until": until.map(|t| t.to_string())});
             engine_request(&paths, "delivery.pause", params).await?;
             match until {
-                Some(t) => println!("banners paused until {}", t.to_zoned(jiff::tz::TimeZone::system()).strftime("%a %H:%M")),
+                Some(t) => println!("banners paused until {}", config::in_local_time(t)),
                 None => println!("banners paused until you resume (cmux-tray resume)"),
             }
             Ok(())
@@ -158,10 +171,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("a click on session {session_id}'s banners comes back to this terminal");
             Ok(())
         }
-        Command::Hook { agent, payload } => {
-            hook::hook_main(&paths, agent, payload).await;
+        Command::Hook { action: HookAction::Claude { .. } } => {
+            hook::hook_main(&paths, hook::Agent::Claude, Vec::new()).await;
             Ok(())
         }
+        Command::Hook { action: HookAction::Codex { args } } => {
+            hook::hook_main(&paths, hook::Agent::Codex, args).await;
+            Ok(())
+        }
+        Command::Hook { action: HookAction::Install { agent } } => hook_install::install(agent, &environment()),
+        Command::Hook { action: HookAction::Uninstall { agent } } => hook_install::uninstall(agent, &environment()),
         Command::Wrap { .. } => unreachable!("wrap runs from wrap_main"),
         Command::Generate { .. } => unreachable!("generate runs before the runtime"),
     }
@@ -188,10 +207,38 @@ pub(crate) async fn engine_request_within(
 ) -> anyhow::Result<serde_json::Value> {
     let password = environment().remove("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty());
     local::request(&paths.socket(), method, params, password.as_deref(), within).await.map_err(|e| match e {
-        local::RequestError::NoEngine { .. } => anyhow::Error::new(NoEngine(e)),
+        local::RequestError::NoEngine { .. } => anyhow::Error::new(NoEngine(e.to_string())),
         other => anyhow::anyhow!("{other}"),
     })
 }
+
+/// After `follow`: waits a moment for the cloud's first answer about `id`, so an id the cloud does
+/// not know is said here rather than ending the follow silently. `Ok(false)`: no answer yet.
+async fn first_answer(paths: &Paths, id: &str) -> anyhow::Result<bool> {
+    let deadline = tokio::time::Instant::now() + FIRST_ANSWER;
+    loop {
+        let status: cmux_tray_engine::Status = serde_json::from_value(engine_request(paths, "tray.status", json!({})).await?)?;
+        if let Some(row) = status.follows.iter().find(|f| f.id == id) {
+            match (&row.ended_at, &row.end_reason, &row.title) {
+                (Some(_), Some(why), _) if why.starts_with("gone") => {
+                    let code = why.trim_start_matches("gone (").trim_end_matches(')');
+                    bail!("the cloud knows no {id} for this account (it answered {code}): not followed")
+                }
+                (Some(_), _, _) => return Ok(true),
+                // A Run's task, or a hand-off's version: a snapshot came.
+                (None, _, title) if title.is_some() || row.cursor > 0 => return Ok(true),
+                _ => {}
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// How long `follow` waits for the cloud's first answer about what it follows.
+const FIRST_ANSWER: Duration = Duration::from_secs(3);
 
 /// Prints what a command did: `value` as one line of JSON with `--json`, else `text`.
 fn say(json: bool, value: serde_json::Value, text: impl FnOnce() -> String) -> anyhow::Result<()> {
@@ -209,7 +256,7 @@ pub const EXIT_NO_ENGINE: u8 = 69;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0} (start the tray, or `cmux-tray daemon`)")]
-struct NoEngine(local::RequestError);
+struct NoEngine(String);
 
 /// The environment as the process was started with it (secrets included), read once by
 /// `private::start` before they were taken out of the process's own.

@@ -1,5 +1,6 @@
 //! Posting a notice to the socket the way seed 000 resolves it, for `notify`, `wrap` and `hook`.
-//! It never fails its caller: a missing socket, a refusal or a timeout is said on stderr.
+//! It never fails its caller: a missing socket, a refusal or a timeout is said on stderr (only
+//! `notify` itself exits 69 when no engine answers, as `follow` does).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use cmux_tray_engine::config::Paths;
-use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved};
+use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved, Undeliverable};
 use cmux_tray_engine::place::Place;
 use cmux_tray_engine::terminal;
 
@@ -17,6 +18,8 @@ pub struct Post {
     pub title: String,
     pub subtitle: String,
     pub body: String,
+    /// The sender waits for the person: sent as `needs_you` (docs/local-socket.md).
+    pub needs_you: bool,
 }
 
 /// Overrides from the command line.
@@ -68,12 +71,47 @@ impl Caller {
     }
 }
 
+/// Why a notice did not go out.
+#[derive(Debug, thiserror::Error)]
+pub enum NotSent {
+    /// No engine answers where it looked (`notify` exits 69 for it, as `follow` does).
+    #[error("{0}")]
+    NoEngine(String),
+    /// Turned off, refused, no answer in time, a bad config.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl NotSent {
+    /// Where it looked, from what resolved and this app's own socket's path.
+    fn undeliverable(why: Undeliverable, own: &Path, config: &Path) -> NotSent {
+        match why {
+            Undeliverable::NoEngine => NotSent::NoEngine(format!(
+                "no engine answers: nothing listens at {} (cmux-tray's socket), and neither CMUX_SOCKET_PATH, CMUX_SOCKET nor \
+                 [notify] socket_path in {} names another",
+                own.display(),
+                config.display()
+            )),
+            other => NotSent::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<client::RequestError> for NotSent {
+    fn from(e: client::RequestError) -> NotSent {
+        match e {
+            client::RequestError::NoEngine { .. } => NotSent::NoEngine(e.to_string()),
+            other => NotSent::Other(other.to_string()),
+        }
+    }
+}
+
 /// Sends `post` with `notification.create_for_caller`, with the caller's terminal place for the
 /// click and the focus rule. Returns the result, or why nothing went out.
-pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &Post) -> Result<Value, String> {
-    let resolved = resolve(paths, &caller.env, overrides)?;
-    let socket = resolved.deliverable().map_err(String::from)?;
-    let params = json!({
+pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &Post) -> Result<Value, NotSent> {
+    let resolved = resolve(paths, &caller.env, overrides).map_err(NotSent::Other)?;
+    let socket = resolved.deliverable().map_err(|why| NotSent::undeliverable(why, &paths.socket(), &paths.config_file))?;
+    let mut params = json!({
         "title": post.title,
         "subtitle": post.subtitle,
         "body": post.body,
@@ -83,7 +121,11 @@ pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &
         "prefer_tty": false,
         "place": caller.place().await,
     });
-    client::request(socket, "notification.create_for_caller", params, caller.password(), resolved.timeout).await.map_err(|e| e.to_string())
+    // Only when set: cmux's own socket knows no such field.
+    if post.needs_you {
+        params["needs_you"] = json!(true);
+    }
+    Ok(client::request(socket, "notification.create_for_caller", params, caller.password(), resolved.timeout).await?)
 }
 
 /// Tells the tray that this terminal shows a cloud session (`session.attach`): a click on that
@@ -91,7 +133,7 @@ pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &
 /// process is in no terminal the tray can reach and not inside cmux.
 pub async fn attach(paths: &Paths, caller: &Caller, session_id: &str) -> Result<(), String> {
     let resolved = resolve(paths, &caller.env, &Overrides::default())?;
-    let socket = resolved.deliverable().map_err(String::from)?;
+    let socket = resolved.deliverable().map_err(|why| why.to_string())?;
     let place = caller.place().await;
     if place.is_none() && resolved.workspace_id.is_none() {
         return Err("this terminal is none the tray can bring forward (no tmux, kitty, WezTerm or X11 window found)".into());

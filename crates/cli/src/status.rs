@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use cmux_tray_engine::config::Paths;
-use cmux_tray_engine::store::Store;
+use cmux_tray_engine::store::{Store, StoredNotice};
 use cmux_tray_engine::{Status, local};
 
 use crate::engine_request_within;
@@ -26,6 +26,12 @@ pub(crate) async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
         let mut v = serde_json::to_value(&status)?;
         v["engineRunning"] = json!(running);
         v["database"] = json!(db.display().to_string());
+        // Each notice says why it did or did not show (docs: README "When no banner shows").
+        if let Some(notices) = v["notices"].as_array_mut() {
+            for (n, stored) in notices.iter_mut().zip(&status.notices) {
+                n["why"] = json!(why(stored, &status, running));
+            }
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -42,8 +48,16 @@ pub(crate) async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     for p in &status.problems {
         println!("problem: {}", t(p));
     }
-    if let Some(p) = &status.paused {
-        println!("banners paused: {p}");
+    match (&status.paused, status.paused_until.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok())) {
+        (Some(_), Some(until)) => println!("banners paused until {}", crate::config::in_local_time(until)),
+        (Some(p), None) => println!("banners paused {p}"),
+        (None, _) => {}
+    }
+    if running {
+        match status.held_by.as_slice() {
+            [] => println!("banners: shown as notices come"),
+            held => println!("banners held back by: {}", held.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")),
+        }
     }
     match &status.account {
         Some(a) => println!("account: {}{}", t(&a.email), a.problem.as_deref().map(|p| format!(" — {}", t(p))).unwrap_or_default()),
@@ -56,8 +70,21 @@ pub(crate) async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     }
     println!("last notices:");
     for n in &status.notices {
-        let why = n.failure.as_deref().map(|f| format!(": {}", t(f))).unwrap_or_default();
-        println!("  [{}{why}] {} — {}", n.delivery.map_or(n.state.as_str(), |r| r.as_str()), t(&n.title), t(&n.body));
+        println!("  [{}] {} — {}", t(&why(n, &status, running)), t(&n.title), t(&n.body));
     }
     Ok(())
+}
+
+/// Why a notice did or did not show, in a few words: its delivery (with the server's words when
+/// it refused), or, while it is untold, what it waits for.
+fn why(n: &StoredNotice, status: &Status, running: bool) -> String {
+    match (n.delivery, &n.failure) {
+        (Some(reason), Some(failure)) => format!("{}: {failure}", reason.as_str()),
+        (Some(reason), None) => reason.as_str().to_string(),
+        (None, _) if !running => format!("{}: no engine runs to show it", n.state.as_str()),
+        (None, _) => match status.untold_wait_for {
+            Some(held) => format!("{}: waiting, {}", n.state.as_str(), held.as_str()),
+            None => format!("{}: being decided", n.state.as_str()),
+        },
+    }
 }

@@ -55,9 +55,16 @@ pub async fn run(command: &[String], threshold: Duration) -> Finished {
     let post = (elapsed >= threshold).then(|| Post {
         title: outcome,
         subtitle: std::env::current_dir().map(|d| crate::notify::project_of(&d)).unwrap_or_default(),
-        body: format!("{} · {}", command.join(" "), human(elapsed)),
+        body: format!("{} · {}", shown(command), human(elapsed)),
+        needs_you: false,
     });
     Finished { code, post }
+}
+
+/// The command as a shell would take it back, its quoting kept (`git commit -m 'fix it'`);
+/// words no shell can quote (a NUL) are shown plainly.
+fn shown(command: &[String]) -> String {
+    shlex::try_join(command.iter().map(String::as_str)).unwrap_or_else(|_| command.join(" "))
 }
 
 fn signal_name(sig: i32) -> String {
@@ -123,5 +130,13 @@ mod tests {
         assert_eq!(human(Duration::from_millis(7400)), "7 s");
         assert_eq!(human(Duration::from_secs(185)), "3 min 05 s");
         assert_eq!(human(Duration::from_secs(3720)), "1 h 02 min");
+    }
+
+    #[test]
+    fn the_command_is_shown_with_its_quoting_kept() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(shown(&words(&["git", "commit", "-m", "fix it"])), "git commit -m 'fix it'");
+        assert_eq!(shown(&words(&["cargo", "build"])), "cargo build");
+        assert_eq!(shown(&words(&["echo", "a\0b"])), "echo a\0b", "a NUL no shell can quote: shown plainly");
     }
 }

@@ -35,15 +35,25 @@ async fn main() -> anyhow::Result<()> {
     let running = cmux_cloud_sim::serve(sim.clone(), args.addr).await?;
     let mut out = std::io::stdout();
     writeln!(out, "origin {}", running.origin())?;
+    let mut token = None;
     if args.demo {
         let story = cmux_cloud_sim::demo::seed(&sim);
         writeln!(out, "user {} {}", story.user.user_id, story.user.email)?;
         writeln!(out, "token {}", story.user.access_token)?;
+        token = Some(story.user.access_token.clone());
         tokio::spawn(cmux_cloud_sim::demo::play(sim.clone(), story, Duration::from_secs(5)));
     } else if let Some(email) = args.user {
         let user = sim.add_user(&email);
         writeln!(out, "user {} {}", user.user_id, user.email)?;
         writeln!(out, "token {}", user.access_token)?;
+        token = Some(user.access_token);
+    }
+    // What README's walkthrough pastes into the shell that runs cmux-tray: the API and the
+    // sign-in are both served here.
+    writeln!(out, "# to point cmux-tray at this simulator, paste into the shell that runs it:")?;
+    writeln!(out, "export CMUX_TRAY_API_URL={0} CMUX_TRAY_AUTH_URL={0}", running.origin())?;
+    if let Some(token) = token {
+        writeln!(out, "export CMUX_TRAY_TOKEN={token}")?;
     }
     out.flush()?;
     tokio::signal::ctrl_c().await?;

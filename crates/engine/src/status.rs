@@ -45,6 +45,29 @@ pub struct Status {
     /// (HTTPS_PROXY)". Only the running engine knows it.
     #[serde(default)]
     pub network: Option<String>,
+    /// What holds banners back right now (empty: they show as notices come). Only the running
+    /// engine knows the notification server and the system's switch.
+    #[serde(default)]
+    pub held_by: Vec<HeldBy>,
+    /// Why the untold notices wait, when something keeps them untold (no server, banners off in
+    /// the system); said on each untold notice's row.
+    #[serde(default)]
+    pub untold_wait_for: Option<HeldBy>,
+}
+
+crate::words::text_enum! {
+    /// What holds banners back (`status`, docs/notices.md §3, README "When no banner shows").
+    pub enum HeldBy {
+        /// Nobody serves `org.freedesktop.Notifications` (or the session bus is gone): notices
+        /// stay untold and go out when one appears.
+        NoServer = "no notification server",
+        /// The system's own setting (macOS, Windows): notices stay untold until it is turned on.
+        SystemOff = "banners turned off in the system",
+        /// `delivery.banners = false`: notices are recorded without a banner.
+        BannersOff = "banners turned off",
+        QuietHours = "quiet hours",
+        Paused = "paused",
+    }
 }
 
 /// Something wrong that the person is told (the tray's problem lines, `status`), its words made
@@ -67,6 +90,10 @@ pub enum Problem {
     },
     /// The person has turned the app's banners off in the system's settings: they wait.
     BannersOff {
+        why: String,
+    },
+    /// No notification server answers: banners wait for one.
+    NoServer {
         why: String,
     },
     /// The cloud refused the access token.
@@ -120,6 +147,7 @@ impl Problem {
             Problem::NotSaved { .. } => say!(lang, "problem-not-saved"),
             Problem::BannerNotShown { .. } => say!(lang, "problem-banner-not-shown"),
             Problem::BannersOff { .. } => say!(lang, "problem-banners-off"),
+            Problem::NoServer { .. } => say!(lang, "problem-no-server"),
             Problem::TokenRefused => say!(lang, "problem-token-refused"),
             Problem::SignInNotKept { .. } => say!(lang, "problem-sign-in-not-kept"),
             Problem::SignInNotRead { .. } => say!(lang, "problem-sign-in-not-read"),
@@ -140,6 +168,9 @@ impl fmt::Display for Problem {
             Problem::NotSaved { path, why } => write!(f, "Could not save to {path}: {why}"),
             Problem::BannerNotShown { title, why } => write!(f, "A banner could not be shown (\"{title}\"): {why}"),
             Problem::BannersOff { why } => write!(f, "{why}; notices wait in the history until then"),
+            Problem::NoServer { why } => {
+                write!(f, "No notification server answers: banners wait until one does, notices are kept meanwhile ({why})")
+            }
             Problem::TokenRefused => f.write_str("The cloud refused the access token: sign in again."),
             Problem::SignInNotKept { why } => write!(f, "the sign-in could not be kept: {why}"),
             Problem::SignInNotRead { why } => write!(f, "the saved sign-in could not be read: {why}"),

@@ -22,6 +22,56 @@ pub const EDITABLE: &[(&str, &str)] = &[
     ("general.language", "the language of the tray, the windows and the banners (en, de); empty: the system's"),
 ];
 
+/// `[local] password`: set like the keys of [`EDITABLE`], never printed (`config get` says
+/// [`HIDDEN`]), and not in the settings window.
+pub const LOCAL_PASSWORD: &str = "local.password";
+
+/// The `[notify]` keys (where `notify`, `wrap` and `hook` send: docs/local-socket.md, the client
+/// side) and the kind of value each takes. An empty value removes the key.
+pub const NOTIFY: &[(&str, NotifyKind, &str)] = &[
+    ("notify.enabled", NotifyKind::Bool, "send notices: true, false (beats everything), empty: a socket decides"),
+    ("notify.socket_path", NotifyKind::Text, "the socket to send to when the environment names none"),
+    ("notify.surface_id", NotifyKind::Text, "the surface a notice belongs to when CMUX_SURFACE_ID is not set"),
+    ("notify.workspace_id", NotifyKind::Text, "the workspace a notice belongs to when CMUX_WORKSPACE_ID is not set"),
+    ("notify.timeout", NotifyKind::Seconds, "seconds a notice may take to be sent (default 2)"),
+    ("notify.wrap_threshold", NotifyKind::Seconds, "seconds a wrapped command must run before its end is a notice (default 10)"),
+    ("notify.idle_reminders", NotifyKind::Bool, "Claude Code's idle reminders as notices (default false)"),
+];
+
+/// What a `[notify]` key takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotifyKind {
+    Bool,
+    Text,
+    Seconds,
+}
+
+/// The kind of a `[notify]` key, if it is one.
+pub fn notify_kind(key: &str) -> Option<NotifyKind> {
+    NOTIFY.iter().find(|(k, _, _)| *k == key).map(|(_, kind, _)| *kind)
+}
+
+/// What `config get` shows for a key that is set but never printed.
+pub const HIDDEN: &str = "(set, not shown)";
+
+/// A `[notify]` value from the command line, as the file will hold it.
+fn notify_value(key: &str, kind: NotifyKind, text: &str) -> Result<toml::Value, String> {
+    let t = text.trim();
+    match kind {
+        NotifyKind::Text => Ok(toml::Value::String(t.into())),
+        NotifyKind::Bool => match t.to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" | "1" => Ok(toml::Value::Boolean(true)),
+            "false" | "off" | "no" | "0" => Ok(toml::Value::Boolean(false)),
+            _ => Err(format!("{key} = {text:?}: expected true or false")),
+        },
+        NotifyKind::Seconds => match (t.parse::<i64>(), t.parse::<f64>()) {
+            (Ok(n), _) => Ok(toml::Value::Integer(n)),
+            (_, Ok(f)) => Ok(toml::Value::Float(f)),
+            _ => Err(format!("{key} = {text:?}: expected seconds (a number)")),
+        },
+    }
+}
+
 /// The value in force for `key`: a `[delivery]` key, or one of [`EDITABLE`] (as the file says,
 /// without the environment).
 pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
@@ -32,8 +82,19 @@ pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
             delivery::parse(table.get("delivery").and_then(|d| d.as_table())).map_err(|e| format!("{}: {e}", path.display()))?;
         return delivery::get(&settings, key).ok_or_else(|| unknown(key));
     }
+    if let Some(kind) = notify_kind(key) {
+        let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
+        let name = key.trim_start_matches("notify.");
+        let value = table.get("notify").and_then(|n| n.get(name));
+        return Ok(match (value, kind) {
+            (None, _) => String::new(),
+            (Some(toml::Value::String(s)), _) => s.clone(),
+            (Some(v), _) => v.to_string(),
+        });
+    }
     let s = Settings::from_text(path, &text).map_err(|e| e.to_string())?;
     match key {
+        LOCAL_PASSWORD => Ok(if s.socket_password.is_some() { HIDDEN.into() } else { String::new() }),
         "cloud.api_url" => Ok(s.api_url),
         "cloud.auth_url" => Ok(s.auth_url),
         "cloud.proxy" => Ok(proxy_in_file(&text)),
@@ -48,7 +109,9 @@ pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
 pub fn set_in_file(path: &Path, key: &str, text: &str) -> Result<(), String> {
     let value = if key.starts_with("delivery.") {
         Some(delivery::value_for(key, text).map_err(|e| e.to_string())?)
-    } else if EDITABLE.iter().any(|(k, _)| *k == key) {
+    } else if let Some(kind) = notify_kind(key) {
+        (!text.trim().is_empty()).then(|| notify_value(key, kind, text)).transpose()?
+    } else if EDITABLE.iter().any(|(k, _)| *k == key) || key == LOCAL_PASSWORD {
         let text = text.trim();
         (!text.is_empty()).then(|| toml::Value::String(text.into()))
     } else {
@@ -91,6 +154,7 @@ pub fn set_in_file(path: &Path, key: &str, text: &str) -> Result<(), String> {
     let refused = |e: String| format!("{e} (the file was not changed)");
     delivery::parse(whole.get("delivery").and_then(|d| d.as_table())).map_err(|e| refused(format!("{}: {e}", path.display())))?;
     Settings::from_text(path, &new).map_err(|e| refused(e.to_string()))?;
+    crate::local::client::NotifyConfig::from_text(path, &new).map_err(refused)?;
     // 0600 from the first byte: the file may hold `[local] password`.
     crate::private::write_file(path, &new).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -111,7 +175,8 @@ fn read(path: &Path) -> Result<String, String> {
 }
 
 fn unknown(key: &str) -> String {
-    let known: Vec<&str> = delivery::keys().chain(EDITABLE.iter().map(|(k, _)| *k)).collect();
+    let known: Vec<&str> =
+        delivery::keys().chain(EDITABLE.iter().map(|(k, _)| *k)).chain(NOTIFY.iter().map(|(k, _, _)| *k)).chain([LOCAL_PASSWORD]).collect();
     format!("{key}: unknown key; known keys: {}", known.join(", "))
 }
 
@@ -187,5 +252,39 @@ mod tests {
         assert_eq!(get_in_file(&path, "cloud.api_url").unwrap(), super::super::DEFAULT_API_URL);
         assert!(std::fs::read_to_string(&path).unwrap().starts_with("# mine\n"));
         assert_eq!(get_in_file(&path, "delivery.banners").unwrap(), "true");
+    }
+
+    #[test]
+    fn the_notify_keys_and_the_socket_password_are_set_typed_and_the_password_never_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path, "# mine
+",
+        )
+        .unwrap();
+        set_in_file(&path, "notify.enabled", "off").unwrap();
+        set_in_file(&path, "notify.timeout", "2.5").unwrap();
+        set_in_file(&path, "notify.wrap_threshold", "30").unwrap();
+        set_in_file(&path, "notify.socket_path", "/run/user/1000/cmux.sock").unwrap();
+        set_in_file(&path, LOCAL_PASSWORD, "hunter2").unwrap();
+        let t: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+        assert_eq!(t["notify"]["enabled"].as_bool(), Some(false));
+        assert_eq!(t["notify"]["timeout"].as_float(), Some(2.5));
+        assert_eq!(t["notify"]["wrap_threshold"].as_integer(), Some(30));
+        assert_eq!(get_in_file(&path, "notify.enabled").unwrap(), "false");
+        assert_eq!(get_in_file(&path, "notify.socket_path").unwrap(), "/run/user/1000/cmux.sock");
+        assert_eq!(get_in_file(&path, "notify.idle_reminders").unwrap(), "", "not set");
+        assert_eq!(get_in_file(&path, LOCAL_PASSWORD).unwrap(), HIDDEN);
+        let before = std::fs::read_to_string(&path).unwrap();
+        for (key, value, says) in
+            [("notify.enabled", "sometimes", "true or false"), ("notify.timeout", "soon", "seconds"), ("notify.timeout", "100000", "a day")]
+        {
+            let e = set_in_file(&path, key, value).unwrap_err();
+            assert!(e.contains(key) && e.contains(says), "{e}");
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "not changed by {key}");
+        }
+        set_in_file(&path, "notify.enabled", "").unwrap();
+        assert_eq!(get_in_file(&path, "notify.enabled").unwrap(), "");
     }
 }

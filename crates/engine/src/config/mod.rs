@@ -18,7 +18,7 @@ use crate::cloud::client::{Network, Transport};
 use crate::cloud::proxy::{ProxyEnv, ProxySetting};
 
 mod edit;
-pub use edit::{EDITABLE, get_in_file, set_in_file};
+pub use edit::{EDITABLE, HIDDEN, LOCAL_PASSWORD, NOTIFY, NotifyKind, get_in_file, notify_kind, set_in_file};
 
 pub const APP: &str = "cmux-tray";
 /// The app's identifier (`identifier` in src-tauri/tauri.conf.json): on Windows the toasts'

@@ -3,7 +3,8 @@
 //! A notice that comes alone is decided at once; the ones that follow it settle for a moment
 //! (`settle`), so that ten Runs ending within a second become one banner, which takes the first
 //! one's place on screen. Each notice is decided: held (paused, quiet hours), recorded only (off, focused), shown,
-//! or coalesced with its source's burst. A notice that shows is posted (replacing its item's
+//! or coalesced with its source's burst (never one that needs the person: that one is urgent,
+//! and shown alone). A notice that shows is posted (replacing its item's
 //! live banner) and then marked told: a crash in between tells it again, replacing. When the hold
 //! ends, one summary banner says what came in meanwhile.
 //!
@@ -115,6 +116,9 @@ impl Engine {
                     }
                     Err(e) => {
                         tracing::warn!("{e}; will try again");
+                        if let DeliverError::NoServer(why) = &e {
+                            this.set_no_server(Some(why.clone()));
+                        }
                         Some(this.inner.delivering.desktop_retry)
                     }
                 };
@@ -185,6 +189,15 @@ impl Engine {
 
         // Steps 5–6 per source: a burst becomes one banner; at most one sound per cooldown.
         for (_, (source, batch)) in eligible {
+            // A notice that needs the person is never folded into a burst: a banner of its own.
+            let (urgent, batch): (Vec<StoredNotice>, Vec<StoredNotice>) = batch.into_iter().partition(|n| n.urgent);
+            for n in &urgent {
+                let sound = self.take_sound(&settings, source, now_ms);
+                retry |= !self.show(n, sound, settings.attention).await?;
+            }
+            if batch.is_empty() {
+                continue;
+            }
             let since = now_ms - settings.coalesce_window.as_millis() as i64;
             let recent = self.off_thread(move |o| o.shown_since(source, since)).await?;
             let sound = self.take_sound(&settings, source, now_ms);
@@ -214,7 +227,11 @@ impl Engine {
                 for (i, n) in batch.iter().enumerate() {
                     retry |= !self.show(n, sound && i == 0, settings.attention).await?;
                 }
-                if leading && let [n] = batch.as_slice() {
+                // Only a plain notice leads: a burst never takes an urgent banner's place.
+                if leading
+                    && urgent.is_empty()
+                    && let [n] = batch.as_slice()
+                {
                     self.inner.delivering.leaders.locked().insert(source, (chain, n.key.clone()));
                 }
             }
@@ -337,6 +354,7 @@ impl Engine {
             }
         };
         self.set_banners_off(None);
+        self.set_no_server(None);
         self.inner.delivering.tries.locked().remove(&n.key);
         // Known in memory before it is saved: a click that comes while the mark is being written
         // finds its notice (engine/click.rs), and a failed save never posts it again.

@@ -234,6 +234,7 @@ impl Engine {
                     problems: Mutex::new(Vec::new()),
                     offline: tokio::sync::watch::Sender::new(None),
                     banners_off: Mutex::new(None),
+                    no_server: Mutex::new(None),
                 },
                 updates: updates::Updates { feed: opts.update_feed, newer: Mutex::new(None) },
                 terminals: opts.terminals,

@@ -15,7 +15,8 @@ impl Engine {
     /// Notices a client sent one after another without waiting (pipelined): saved in one commit,
     /// each alone in its savepoint, and answered in order once that commit is in the WAL.
     pub async fn post_locals(&self, posts: Vec<LocalPost>) -> Vec<Result<Notice, EngineError>> {
-        let notices: Vec<Notice> = posts.iter().map(|post| notice::local::local_notice(post, &notice::local::new_cmux_id())).collect();
+        let notices: Vec<Notice> =
+            posts.iter().map(|post| notice::local::local_notice(&self.inner.lang, post, &notice::local::new_cmux_id())).collect();
         let saved = self.inner.store.record_notices_grouped(notices.clone(), self.inner.clock.now_ms()).await;
         if saved.iter().any(|new| matches!(new, Ok(true))) {
             self.inner.deliver.notify_one();

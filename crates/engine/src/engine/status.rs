@@ -7,8 +7,11 @@ use tokio::sync::mpsc;
 use super::{Engine, EngineError, settings};
 use crate::follow::{FollowError, FollowerEvent};
 use crate::lock::Locked;
-use crate::status::{Problem, Status};
+use crate::status::{HeldBy, Problem, Status};
 use crate::store::{Store, StoreError};
+
+/// Where `status` says a sign-in from an access token given directly is kept.
+pub const KEPT_IN_MEMORY: &str = "memory only (an access token given directly, such as CMUX_TRAY_TOKEN; never written anywhere)";
 
 /// How long a problem stays in the status after it was last seen.
 const PROBLEM_SHOWN_MS: i64 = 3_600_000;
@@ -39,6 +42,8 @@ impl Status {
             problem_lines: Vec::new(),
             update_available: None,
             network: None,
+            held_by: Vec::new(),
+            untold_wait_for: None,
         })
     }
 }
@@ -51,6 +56,8 @@ pub(super) struct Health {
     pub(super) offline: tokio::sync::watch::Sender<Option<String>>,
     /// Why banners wait, while the person has turned them off (macOS, Windows).
     pub(super) banners_off: std::sync::Mutex<Option<String>>,
+    /// Why banners wait, while no notification server answers.
+    pub(super) no_server: std::sync::Mutex<Option<String>>,
 }
 
 impl Engine {
@@ -58,6 +65,7 @@ impl Engine {
         let offline = self.inner.health.offline.borrow().clone();
         let mut problems: Vec<Problem> = offline.map(|why| Problem::Offline { why }).into_iter().collect();
         problems.extend(self.banners_off().map(|why| Problem::BannersOff { why }));
+        problems.extend(self.no_server().map(|why| Problem::NoServer { why }));
         {
             // A problem not seen for an hour is over: the icon does not stay red for a hiccup.
             let since = self.inner.clock.now_ms() - PROBLEM_SHOWN_MS;
@@ -71,8 +79,12 @@ impl Engine {
         status.update_available = self.update_available();
         status.network = Some(self.cloud_route());
         let secrets = self.secret_store();
-        status.sign_in_kept_in = secrets.as_ref().map(|s| s.describe());
+        // A token given directly is in no store: saying the keyring there would be untrue.
+        status.sign_in_kept_in =
+            if self.sign_in_in_memory() { Some(KEPT_IN_MEMORY.into()) } else { secrets.as_ref().map(|s| s.describe()) };
         status.sign_in_note = secrets.as_ref().and_then(|s| s.fallback_note());
+        status.held_by = self.held_by();
+        status.untold_wait_for = status.held_by.iter().copied().find(|h| matches!(h, HeldBy::NoServer | HeldBy::SystemOff));
         let me = self.inner.account.me.locked().clone();
         status.teams =
             me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
@@ -119,6 +131,37 @@ impl Engine {
         if changed {
             self.changed();
         }
+    }
+
+    /// What holds banners back now, in the order the policy asks (docs/notices.md §3).
+    pub fn held_by(&self) -> Vec<HeldBy> {
+        let settings = self.delivery_settings();
+        let tz = self.time_zone(&settings);
+        let moment = crate::policy::Moment {
+            now: jiff::Timestamp::from_millisecond(self.inner.clock.now_ms()).unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+            tz: &tz,
+            pause: self.paused(),
+        };
+        [
+            (self.no_server().is_some(), HeldBy::NoServer),
+            (self.banners_off().is_some(), HeldBy::SystemOff),
+            (!settings.banners, HeldBy::BannersOff),
+            (moment.paused(), HeldBy::Paused),
+            (crate::policy::quiet_now(&settings, &moment), HeldBy::QuietHours),
+        ]
+        .into_iter()
+        .filter_map(|(holds, by)| holds.then_some(by))
+        .collect()
+    }
+
+    /// No notification server answers (`Some(why)`), or a banner went out again.
+    pub(super) fn set_no_server(&self, why: Option<String>) {
+        self.set_shown(&self.inner.health.no_server, why);
+    }
+
+    /// Why banners wait, while no notification server answers.
+    pub fn no_server(&self) -> Option<String> {
+        self.inner.health.no_server.locked().clone()
     }
 
     /// The person has turned banners off (`Some(why)`), or a banner went out again.

@@ -81,12 +81,18 @@ impl Engine {
     /// store when a refresh token is kept, else memory (a token given directly). `None` when
     /// signed out or before the store is known.
     pub fn sign_in_kept_in(&self) -> Option<KeptIn> {
-        let session = self.session()?;
-        let kept = self.inner.account.renewal.locked().as_ref().is_some_and(|r| r.account == session.account);
-        if !kept {
+        self.session()?;
+        if self.sign_in_in_memory() {
             return Some(crate::view::settings::kept_in_memory(&self.inner.lang));
         }
         self.secret_store().as_ref().map(|store| crate::view::settings::kept_in(&self.inner.lang, store))
+    }
+
+    /// Signed in with an access token given directly (`CMUX_TRAY_TOKEN`, `login --token-stdin`):
+    /// no refresh token is kept anywhere, the sign-in lives in this process alone.
+    pub(super) fn sign_in_in_memory(&self) -> bool {
+        let Some(session) = self.session() else { return false };
+        self.inner.account.renewal.locked().as_ref().is_none_or(|r| r.account != session.account)
     }
 }
 

@@ -78,6 +78,11 @@ impl NotifyConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(NotifyConfig::default()),
             Err(e) => return Err(format!("{}: {e}", path.display())),
         };
+        Self::from_text(path, &text)
+    }
+
+    /// Reads `[notify]` from a config file's text (`path` names it in errors).
+    pub fn from_text(path: &Path, text: &str) -> Result<NotifyConfig, String> {
         let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
         match table.get("notify") {
             None => Ok(NotifyConfig::default()),
@@ -91,18 +96,38 @@ impl NotifyConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resolved {
     pub enabled: bool,
+    /// `[notify] enabled = false`: the person turned notices off (not a fault).
+    pub turned_off: bool,
     pub socket: Option<PathBuf>,
     pub surface_id: Option<String>,
     pub workspace_id: Option<String>,
     pub timeout: Duration,
 }
 
+/// Why no notice can go out before anything is sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Undeliverable {
+    #[error("notifications are off ([notify] enabled = false)")]
+    TurnedOff,
+    /// `enabled = true` and no socket anywhere.
+    #[error(
+        "[notify] enabled = true, but no socket is named (CMUX_SOCKET_PATH, CMUX_SOCKET, [notify] socket_path) and no cmux-tray engine runs"
+    )]
+    NoSocket,
+    /// Nobody said where to send and this app's own socket is not live: no engine runs.
+    #[error(
+        "no engine answers: no socket is named (CMUX_SOCKET_PATH, CMUX_SOCKET, [notify] socket_path) and cmux-tray's own socket is not live"
+    )]
+    NoEngine,
+}
+
 impl Resolved {
-    /// Whether a notice can go out, and if not, why (for stderr).
-    pub fn deliverable(&self) -> Result<&Path, &'static str> {
+    /// Whether a notice can go out, and if not, why.
+    pub fn deliverable(&self) -> Result<&Path, Undeliverable> {
         match (&self.socket, self.enabled) {
-            (_, false) => Err("notifications are off ([notify] enabled = false, or no socket says to send)"),
-            (None, true) => Err("no socket: set CMUX_SOCKET_PATH or [notify] socket_path, or start cmux-tray"),
+            (_, false) if self.turned_off => Err(Undeliverable::TurnedOff),
+            (_, false) => Err(Undeliverable::NoEngine),
+            (None, true) => Err(Undeliverable::NoSocket),
             (Some(s), true) => Ok(s),
         }
     }
@@ -140,6 +165,7 @@ pub fn resolve(env: &BTreeMap<String, String>, config: &NotifyConfig, own_socket
     let keep = |v: &Option<String>| v.as_deref().filter(|s| !is_falsey(s)).map(String::from);
     Resolved {
         enabled,
+        turned_off: config.enabled == Some(false),
         socket: env_socket.or(config_socket).or(own),
         surface_id: first_meaningful(env, &["CMUX_SURFACE_ID", "CMUX_PANEL_ID"]).or_else(|| keep(&config.surface_id)),
         workspace_id: first_meaningful(env, &["CMUX_WORKSPACE_ID", "CMUX_TAB_ID"]).or_else(|| keep(&config.workspace_id)),

@@ -119,9 +119,10 @@ fn v1_post(conn: &Conn, command: &str, args: &str) -> Option<Result<LocalPost, S
         return None;
     }
     match command {
-        "notify" => {
+        // `notify_needs_you` (ours): as `notify`, for a sender that waits for the person.
+        "notify" | "notify_needs_you" => {
             let (title, subtitle, body) = protocol::split_payload(args);
-            Some(Ok(LocalPost { title, subtitle, body, workspace_id: None, surface_id: None, place: None }))
+            Some(Ok(LocalPost { title, subtitle, body, needs_you: command == "notify_needs_you", ..Default::default() }))
         }
         "notify_target" => {
             let mut parts = args.splitn(3, char::is_whitespace);
@@ -129,7 +130,7 @@ fn v1_post(conn: &Conn, command: &str, args: &str) -> Option<Result<LocalPost, S
                 return Some(Err("ERROR: Usage: notify_target <workspace_id> <surface_id> <title>|<subtitle>|<body>".into()));
             };
             let (title, subtitle, body) = protocol::split_payload(payload.unwrap_or(""));
-            Some(Ok(LocalPost { title, subtitle, body, workspace_id: Some(ws.into()), surface_id: Some(sf.into()), place: None }))
+            Some(Ok(LocalPost { title, subtitle, body, workspace_id: Some(ws.into()), surface_id: Some(sf.into()), ..Default::default() }))
         }
         _ => None,
     }
@@ -152,6 +153,7 @@ fn v2_post(conn: &Conn, method: Option<Method>, params: &Value) -> Option<Result
             workspace_id: optional(params, ws_key)?,
             surface_id: optional(params, sf_key)?,
             place: place(params)?,
+            needs_you: flag(params, "needs_you")?,
         })
     };
     Some(post())
@@ -215,6 +217,15 @@ fn text(params: &Value, key: &str, default: &str) -> Result<String, MethodError>
         None | Some(Value::Null) => Ok(default.into()),
         Some(Value::String(s)) => Ok(s.clone()),
         Some(other) => Err(MethodError::new(ErrorCode::InvalidParams, format!("{key} must be a string, not {other}"))),
+    }
+}
+
+/// A boolean parameter: absent is false, present must be a boolean.
+fn flag(params: &Value, key: &str) -> Result<bool, MethodError> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(MethodError::new(ErrorCode::InvalidParams, format!("{key} must be true or false, not {other}"))),
     }
 }
 

@@ -2,10 +2,16 @@
 //!
 //! Every accepted `notify` is a notice. An empty title becomes "Notification"; an empty or
 //! whitespace-only subtitle or body is left out, never shown as a gap; the banner body is one
-//! line, cut at 200 characters at a word boundary.
+//! line, cut at 200 characters at a word boundary. A post that needs the person (`needs_you`:
+//! an agent asks a permission or a question) is urgent, "needs you" in its title, with a live
+//! banner of its own beside its pane's other notices (docs/notices.md §3).
 
 use super::{LocalOrigin, Notice, Source};
+use crate::lang::{Lang, say};
 use crate::text;
+
+/// The status word of a local notice that needs the person (as a hand-off's `needs-you`).
+pub const NEEDS_YOU: &str = "needs-you";
 
 /// What a terminal sent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -17,6 +23,9 @@ pub struct LocalPost {
     pub surface_id: Option<String>,
     /// The terminal it was sent from, checked (see [`crate::place::Place`]).
     pub place: Option<crate::place::Place>,
+    /// The sender waits for the person (a permission prompt, a question): urgent, never
+    /// coalesced into a burst (docs/local-socket.md, `needs_you`).
+    pub needs_you: bool,
 }
 
 /// A fresh cmux id: a UUID in cmux's form (upper case). Version 7, which starts with the time:
@@ -27,8 +36,9 @@ pub fn new_cmux_id() -> String {
 }
 
 /// The notice for a local post, under a fresh cmux id.
-pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
+pub fn local_notice(lang: &Lang, post: &LocalPost, cmux_id: &str) -> Notice {
     let title = text::one_line(&post.title).unwrap_or_else(|| "Notification".into());
+    let title = if post.needs_you { say!(lang, "local-needs-you", title = title) } else { title };
     let subtitle = text::one_line(&post.subtitle).unwrap_or_default();
     let body = text::one_line(&post.body).unwrap_or_default();
     let shown: Vec<&str> = [subtitle.as_str(), body.as_str()].into_iter().filter(|s| !s.is_empty()).collect();
@@ -42,14 +52,16 @@ pub fn local_notice(post: &LocalPost, cmux_id: &str) -> Notice {
         (None, _, Some(key)) => format!("local:{key}"),
         _ => format!("local:{cmux_id}"),
     };
+    // A question keeps its banner while the pane's next "turn complete" comes: its own item.
+    let item = if post.needs_you { format!("{item}:{NEEDS_YOU}") } else { item };
     Notice {
         key: format!("local:{cmux_id}"),
         item,
         source: Source::Local,
-        status: "posted".into(),
+        status: if post.needs_you { NEEDS_YOU } else { "posted" }.into(),
         title: text::cut(&title, text::MAX_BODY_CHARS),
         body: text::cut(&shown.join(" — "), text::MAX_BODY_CHARS),
-        urgent: false,
+        urgent: post.needs_you,
         local: Some(LocalOrigin { cmux_id: cmux_id.into(), subtitle, body, workspace_id, surface_id, place }),
         session_id: None,
         host: None,
@@ -76,11 +88,11 @@ mod tests {
 
     #[test]
     fn empty_fields_are_left_out_and_an_empty_title_is_notification() {
-        let n = local_notice(&post("  ", " ", ""), "ID");
+        let n = local_notice(&Lang::english(), &post("  ", " ", ""), "ID");
         assert_eq!((n.title.as_str(), n.body.as_str()), ("Notification", ""));
-        let n = local_notice(&post("Build", "", "passed\n\nin 3 s"), "ID");
+        let n = local_notice(&Lang::english(), &post("Build", "", "passed\n\nin 3 s"), "ID");
         assert_eq!(n.body, "passed in 3 s");
-        let n = local_notice(&post("Build", "my-project", "passed"), "ID");
+        let n = local_notice(&Lang::english(), &post("Build", "my-project", "passed"), "ID");
         assert_eq!(n.body, "my-project — passed");
         assert_eq!(n.local.unwrap().subtitle, "my-project");
     }
@@ -88,17 +100,31 @@ mod tests {
     #[test]
     fn the_body_is_cut_at_two_hundred_characters() {
         let long = "word ".repeat(100);
-        let n = local_notice(&post("t", "", &long), "ID");
+        let n = local_notice(&Lang::english(), &post("t", "", &long), "ID");
         assert!(n.body.chars().count() <= 200 && n.body.ends_with("word…"), "{}", n.body);
     }
 
     #[test]
     fn one_banner_per_surface() {
         let mut p = post("t", "", "b");
-        assert_eq!(local_notice(&p, "A").item, "local:A");
+        assert_eq!(local_notice(&Lang::english(), &p, "A").item, "local:A");
         p.workspace_id = Some("WS".into());
         p.surface_id = Some("SF".into());
-        assert_eq!(local_notice(&p, "A").item, local_notice(&p, "B").item);
-        assert_ne!(local_notice(&p, "A").key, local_notice(&p, "B").key);
+        assert_eq!(local_notice(&Lang::english(), &p, "A").item, local_notice(&Lang::english(), &p, "B").item);
+        assert_ne!(local_notice(&Lang::english(), &p, "A").key, local_notice(&Lang::english(), &p, "B").key);
+    }
+
+    #[test]
+    fn a_post_that_needs_you_is_urgent_with_a_banner_of_its_own() {
+        let mut p = post("Claude Code", "parser", "Claude needs your permission to use Bash");
+        p.workspace_id = Some("WS".into());
+        p.surface_id = Some("SF".into());
+        let plain = local_notice(&Lang::english(), &p, "A");
+        p.needs_you = true;
+        let n = local_notice(&Lang::english(), &p, "B");
+        assert_eq!((n.title.as_str(), n.urgent, n.status.as_str()), ("Claude Code needs you", true, "needs-you"));
+        assert!(!plain.urgent);
+        assert_ne!(n.item, plain.item, "the pane's next notice does not take its place");
+        assert_eq!(local_notice(&Lang::in_language(crate::lang::Language::German), &p, "C").title, "Claude Code braucht dich");
     }
 }

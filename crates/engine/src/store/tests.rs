@@ -232,7 +232,7 @@ fn a_store_from_before_places_keeps_its_notices_and_sessions_and_takes_places_af
     out.attach_session("s2", &SessionShown { place: Some(place.clone()), ..Default::default() }, 2).unwrap();
     assert_eq!(out.session_shown("s2").unwrap().unwrap().place, Some(place.clone()));
     let post = crate::notice::local::LocalPost { title: "New".into(), place: Some(place.clone()), ..Default::default() };
-    assert!(out.record_notice(&crate::notice::local::local_notice(&post, "B"), 3).unwrap());
+    assert!(out.record_notice(&crate::notice::local::local_notice(&crate::lang::Lang::english(), &post, "B"), 3).unwrap());
     assert_eq!(out.notice("local:B").unwrap().unwrap().place, Some(place));
 }
 

@@ -59,7 +59,7 @@ fn enabled_true_alone_is_not_enough() {
     let r = resolve(&env(&[]), &table("[notify]\nenabled = true\n"), None);
     assert!(r.enabled);
     assert_eq!(r.socket, None);
-    assert!(r.deliverable().unwrap_err().contains("no socket"));
+    assert_eq!(r.deliverable().unwrap_err(), Undeliverable::NoSocket);
 }
 
 #[test]
@@ -129,7 +129,9 @@ fn enabled_is_tri_state() {
     let off = table("[notify]\nenabled = false\n");
     let r = resolve(&inside, &off, Some(Path::new("/run/own.sock")));
     assert!(!r.enabled);
-    assert!(r.deliverable().unwrap_err().contains("off"));
+    assert_eq!(r.deliverable().unwrap_err(), Undeliverable::TurnedOff);
+    // Nobody said, and no socket is live: no engine runs (`notify` exits 69 for it).
+    assert_eq!(resolve(&env(&[]), &NotifyConfig::default(), None).deliverable().unwrap_err(), Undeliverable::NoEngine);
     // true with a socket from the config.
     let on = table("[notify]\nenabled = true\nsocket_path = \"/c.sock\"\n");
     assert!(resolve(&env(&[]), &on, None).deliverable().is_ok());
