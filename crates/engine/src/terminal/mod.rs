@@ -4,13 +4,15 @@
 //! One seam, [`Terminals`], with the system's own implementation ([`System`]) built from one
 //! adapter per terminal layer, innermost first: `tmux` (a pane in a server), `kitty` (a window,
 //! over its remote control), `wezterm` (a pane, over `wezterm cli`), then `x11` (the terminal's
-//! top-level window, through the window manager). `crate::place` is the checked record of
-//! where, and `process` what the adapters share (a process's ancestors, running a terminal's own tool),
-//! `trust` whose servers the tools may speak to and `confine` what the tools may do.
+//! top-level window, through the window manager), or under sway (Wayland) `sway`, its IPC.
+//! `crate::place` is the checked record of where, and `process` what the adapters share (a
+//! process's ancestors, running a terminal's own tool), `trust` whose servers the tools may speak
+//! to and `confine` what the tools may do.
 
 mod confine;
 pub mod kitty;
 pub mod process;
+pub mod sway;
 pub mod tmux;
 pub mod trust;
 pub mod wezterm;
@@ -80,6 +82,13 @@ async fn reveal(place: &Place, activation: Option<&str>) -> Result<(), RevealErr
     if let Some(note) = inner.as_ref().and_then(|o| o.note.as_deref()) {
         tracing::info!("{note}");
     }
+    // Under sway (Wayland, its Xwayland windows too) sway focuses the switched client's window.
+    if let (Some(pid), Some(socket)) = (inner.as_ref().and_then(|o| o.raise_pid), sway::socket()) {
+        if let Err(e) = sway::focus(&socket, pid).await {
+            tracing::info!("the pane is current; its window was not raised: {e}");
+        }
+        return Ok(());
+    }
     // The terminal's window: the one of the client an inner layer switched, else the one the
     // notice named.
     let window = match (inner.as_ref().and_then(|o| o.raise_pid), x11::display_for(place.x11.as_ref())) {
@@ -118,6 +127,9 @@ async fn looked_at(place: &Place) -> Option<bool> {
         return Some(false);
     }
     // A client shows the pane: it is looked at when that client's terminal window has the focus.
+    if let Some(socket) = sway::socket() {
+        return sway::shows_focused(&socket, &clients).await.ok();
+    }
     let display = x11::display_for(place.x11.as_ref())?;
     let active = x11::active_window(display.clone()).await.ok()??;
     for pid in clients {
