@@ -4,7 +4,8 @@
 use super::{Engine, EngineError};
 use crate::lang::Lang;
 use crate::lock::Locked;
-use crate::store::{FollowKind, StoredNotice};
+use crate::status::HeldBy;
+use crate::store::{FollowKind, NoticeState, StoredNotice};
 use crate::view::history::{HandoffCard, HistoryFilter, HistoryRow, HistoryView, RunCard};
 use crate::view::settings::{KeptIn, SettingsView};
 use crate::view::signin::{self, Ended, SignInView};
@@ -29,7 +30,7 @@ impl Engine {
         let notices = store.recent_notices(HISTORY_ROWS)?;
         let follows = store.follows(200)?;
         let opens = |n: &StoredNotice| self.opens(n);
-        Ok(crate::view::history::history_view(
+        let mut view = crate::view::history::history_view(
             &self.inner.lang,
             &notices,
             &follows,
@@ -37,14 +38,31 @@ impl Engine {
             &opens,
             self.inner.clock.now_ms(),
             &local_zone(),
-        ))
+        );
+        self.say_what_untold_waits_for(&notices, view.days.iter_mut().flat_map(|d| d.rows.iter_mut()));
+        Ok(view)
+    }
+
+    /// Untold notices' rows say what holds them (no notification server …) rather than only
+    /// "waiting" (README "When no banner shows").
+    fn say_what_untold_waits_for<'a>(&self, notices: &[StoredNotice], rows: impl Iterator<Item = &'a mut HistoryRow>) {
+        let held = self.held_by().into_iter().find(|h| matches!(h, HeldBy::NoServer | HeldBy::SystemOff));
+        let Some(words) = crate::view::history::untold_waits_for(&self.inner.lang, held) else { return };
+        let untold: std::collections::HashSet<&str> =
+            notices.iter().filter(|n| n.state == NoticeState::Untold).map(|n| n.key.as_str()).collect();
+        for row in rows.filter(|r| untold.contains(r.key.as_str())) {
+            row.no_banner = Some(words.clone());
+        }
     }
 
     /// One item's notices (a hand-off's turns), newest last, as the history shows them.
     pub fn item_rows(&self, item: &str) -> Result<Vec<HistoryRow>, EngineError> {
         let notices = self.inner.store.notices_for_item(item, 200)?;
         let (now, tz) = (self.inner.clock.now_ms(), local_zone());
-        Ok(notices.iter().map(|n| crate::view::history::row(&self.inner.lang, n, self.opens(n), now, &tz)).collect())
+        let mut rows: Vec<HistoryRow> =
+            notices.iter().map(|n| crate::view::history::row(&self.inner.lang, n, self.opens(n), now, &tz)).collect();
+        self.say_what_untold_waits_for(&notices, rows.iter_mut());
+        Ok(rows)
     }
 
     /// A notice as stored, for its card (a terminal's notice whose click could not reach it).

@@ -200,6 +200,17 @@ pub fn no_banner(lang: &Lang, n: &StoredNotice) -> Option<String> {
     })
 }
 
+/// What an untold notice waits for while something holds every banner back (docs/notices.md §3),
+/// in words; `None` when nothing does (it is being decided).
+pub fn untold_waits_for(lang: &Lang, held: Option<crate::status::HeldBy>) -> Option<String> {
+    use crate::status::HeldBy;
+    match held? {
+        HeldBy::NoServer => Some(say!(lang, "no-banner-untold-no-server")),
+        HeldBy::SystemOff => Some(say!(lang, "no-banner-untold-system-off")),
+        HeldBy::BannersOff | HeldBy::QuietHours | HeldBy::Paused => None,
+    }
+}
+
 /// One notice as the history shows it; `opens` is what a click on it opens, in words.
 pub fn row(lang: &Lang, n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> HistoryRow {
     let kind = NoticeKind::of(n);
@@ -351,6 +362,12 @@ mod tests {
         );
         let waiting = StoredNotice { state: NoticeState::Untold, delivery: None, ..n("shown") };
         assert_eq!(no_banner(&Lang::english(), &waiting).unwrap(), "Not shown yet: waiting for its banner");
+        use crate::status::HeldBy;
+        assert_eq!(
+            untold_waits_for(&Lang::english(), Some(HeldBy::NoServer)).as_deref(),
+            Some("Not shown yet: no notification server is running; it shows when one starts")
+        );
+        assert_eq!(untold_waits_for(&Lang::english(), Some(HeldBy::QuietHours)), None);
         let known = StoredNotice { state: NoticeState::Silent, delivery: None, ..n("shown") };
         assert_eq!(no_banner(&Lang::english(), &known).unwrap(), "No banner: it was already so when it was first seen");
     }
