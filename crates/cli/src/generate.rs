@@ -8,7 +8,7 @@ use crate::args::{Cli, Generated};
 
 /// Completions and the man page, from the clap definition itself (clap_complete, clap_mangen).
 pub(crate) fn generate(what: Generated) -> ExitCode {
-    let mut command = Cli::command();
+    let mut command = with_candidates(Cli::command());
     let mut out = std::io::stdout().lock();
     let shell = match what {
         Generated::Bash => clap_complete::Shell::Bash,
@@ -26,6 +26,25 @@ pub(crate) fn generate(what: Generated) -> ExitCode {
     };
     clap_complete::generate(shell, &mut command, "cmux-tray", &mut out);
     ExitCode::SUCCESS
+}
+
+/// The pauses a completion offers (docs/configuration.md's examples; any jiff duration is read).
+const PAUSES: &[&str] = &["1h", "30m", "1h30m", "2h", "tomorrow", "indefinitely"];
+
+/// The command line with the values a completion offers: the config keys after `config get` and
+/// `config set`, the pauses after `pause`. Only for what is generated: the parser itself takes
+/// any key (an unknown one is told with the list) and any duration ("90 minutes").
+fn with_candidates(command: clap::Command) -> clap::Command {
+    use cmux_tray_engine::{config, policy::settings as delivery};
+    let keys: Vec<&'static str> = delivery::keys()
+        .chain(config::EDITABLE.iter().map(|(k, _)| *k))
+        .chain(config::NOTIFY.iter().map(|(k, _, _)| *k))
+        .chain([config::LOCAL_PASSWORD])
+        .collect();
+    let key = |a: clap::Arg| a.value_parser(clap::builder::PossibleValuesParser::new(keys.clone()));
+    command
+        .mut_subcommand("config", |c| c.mut_subcommand("get", |g| g.mut_arg("key", key)).mut_subcommand("set", |s| s.mut_arg("key", key)))
+        .mut_subcommand("pause", |p| p.mut_arg("until", |a| a.value_parser(clap::builder::PossibleValuesParser::new(PAUSES))))
 }
 
 /// What the man page says beyond the options: the environment, the files, the exit codes
@@ -99,6 +118,20 @@ fn man(command: clap::Command, out: &mut dyn std::io::Write) -> std::io::Result<
 
 #[cfg(test)]
 mod tests {
+    /// The completions offer the config keys and the pauses; the parser still takes any.
+    #[test]
+    fn completions_offer_config_keys_and_pauses() {
+        let mut command = super::with_candidates(<crate::args::Cli as clap::CommandFactory>::command());
+        let mut script = Vec::new();
+        clap_complete::generate(clap_complete::Shell::Bash, &mut command, "cmux-tray", &mut script);
+        let script = String::from_utf8(script).unwrap();
+        for word in ["delivery.quiet_hours.windows", "notify.wrap_threshold", "cloud.api_url", "tomorrow", "indefinitely"] {
+            assert!(script.contains(word), "{word} in the bash completion");
+        }
+        let parsed = <crate::args::Cli as clap::Parser>::try_parse_from(["cmux-tray", "pause", "90", "minutes"]);
+        assert!(parsed.is_ok(), "the parser takes any duration");
+    }
+
     /// The sections docs/configuration.md ("Exit status") points to, with its codes.
     #[test]
     fn the_man_page_has_environment_files_and_exit_status() {
