@@ -116,9 +116,11 @@ fn agent_hooks_post_the_right_notice() {
     );
     claude(r#"{"hook_event_name": "Stop", "session_id": "abc", "cwd": "/home/ada/parser"}"#);
     claude("this is not json"); // never blocks the agent: exit 0
+    // An option this version does not know, before the payload Codex appends: ignored.
     let out = home.run(&[
         "hook",
         "codex",
+        "--from-a-later-codex",
         r#"{"type": "agent-turn-complete", "turn-id": "7", "cwd": "/work/api", "input-messages": ["fix"], "last-assistant-message": "Fixed the flaky test."}"#,
     ]);
     assert_eq!(out.status.code(), Some(0));

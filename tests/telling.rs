@@ -165,3 +165,40 @@ fn the_docs_walkthrough_and_pause_examples_run_as_written() {
     let _ = sim.kill();
     let _ = sim.wait();
 }
+
+/// `hook install` writes into the agent's own settings, beside what a person already has there,
+/// once however often it runs; `hook uninstall` gives the file back as it was.
+#[test]
+fn hook_install_and_uninstall_keep_the_other_hooks() {
+    let home = Home::new("http://127.0.0.1:9", "unix:path=/nonexistent");
+    let claude = home.dir.path().join("home/.claude/settings.json");
+    std::fs::create_dir_all(claude.parent().unwrap()).unwrap();
+    let theirs = json!({"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}});
+    std::fs::write(&claude, theirs.to_string()).unwrap();
+    for _ in 0..2 {
+        let out = home.run(&["hook", "install", "claude"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let installed: Value = serde_json::from_str(&std::fs::read_to_string(&claude).unwrap()).unwrap();
+    // This program by its full path (the agent's PATH may not hold it).
+    let ours = |v: &Value| v.as_str().is_some_and(|c| c.starts_with('/') && c.ends_with("/cmux-tray hook claude"));
+    assert_eq!(installed["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
+    assert_eq!(installed["hooks"]["Stop"].as_array().unwrap().len(), 2, "once: {installed}");
+    assert!(ours(&installed["hooks"]["Stop"][1]["hooks"][0]["command"]), "{installed}");
+    assert!(ours(&installed["hooks"]["Notification"][0]["hooks"][0]["command"]), "{installed}");
+    assert_eq!(home.run(&["hook", "uninstall", "claude"]).status.code(), Some(0));
+    assert_eq!(serde_json::from_str::<Value>(&std::fs::read_to_string(&claude).unwrap()).unwrap(), theirs);
+    // Codex: another notify program is never replaced; ours comes and goes.
+    let codex = home.dir.path().join("home/.codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(&codex, "model = \"gpt-5\"\nnotify = [\"notify-send\", \"Codex\"]\n").unwrap();
+    let out = home.run(&["hook", "install", "codex"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("notify is set to another program"), "{}", stderr(&out));
+    std::fs::write(&codex, "# mine\nmodel = \"gpt-5\"\n").unwrap();
+    assert_eq!(home.run(&["hook", "install", "codex"]).status.code(), Some(0));
+    let text = std::fs::read_to_string(&codex).unwrap();
+    assert!(text.starts_with("# mine\nmodel = \"gpt-5\"\n") && text.contains("\"hook\", \"codex\"]"), "{text}");
+    assert_eq!(home.run(&["hook", "uninstall", "codex"]).status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), "# mine\nmodel = \"gpt-5\"\n");
+}
