@@ -3,7 +3,8 @@
 //! - `args`: every command as clap reads it; `lib.rs` runs the one asked for.
 //! - `daemon`: the engine headless; `status`: what it does, from the engine or its store.
 //! - `config`, `login`, `generate`: the settings file, signing in, completions and the man page.
-//! - `notify`, `wrap`, `hook`: notices posted the way cmux's own clients post them.
+//! - `notify`, `wrap`, `hook`: notices posted the way cmux's own clients post them;
+//!   `hook_install`: the hooks written into the agents' own settings files, and taken out.
 //! - `process`: the platform's signals and terminal (one file per platform).
 //!
 //! `follow`, `cancel`, `pause`, `resume`, `logout` and `attach` are one request to the running
