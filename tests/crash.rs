@@ -126,7 +126,6 @@ fn every_end_is_told_across_sigkills_at_a_tagless_slow_server_and_none_twice_whe
     assert!(lost.is_empty(), "lost: {lost:?}");
     assert!(unexpected.is_empty(), "told but not an end: {unexpected:?}");
     assert!(twice_with_tags.is_empty(), "a repeat a server with stack tags would show twice: {twice_with_tags:?}");
-    assert!(unexplained.is_empty(), "shown twice with no kill while its first banner was being told: {unexplained:?}");
     // Where a second banner cannot be avoided (docs/notices.md §2), it stays at the odds measured.
     let most = most_twice(kills_in_window);
     println!(
@@ -139,6 +138,7 @@ fn every_end_is_told_across_sigkills_at_a_tagless_slow_server_and_none_twice_whe
         twice.len(),
         TWICE_PER_KILL_IN_WINDOW * 100.0
     );
+    assert!(unexplained.is_empty(), "shown twice with no kill while its first banner was being told: {unexplained:?}");
 }
 
 #[test]
