@@ -1,7 +1,8 @@
 //! WezTerm: a pane is brought forward with `wezterm cli activate-pane --pane-id N`, then the GUI
 //! window of the most recently used client is raised; it is looked at when a client's focused
 //! pane is it and that client's window has the focus. The socket a pane was given
-//! (`WEZTERM_UNIX_SOCKET`) is passed on the same way. WezTerm is not in Debian: this is checked
+//! (`WEZTERM_UNIX_SOCKET`) is passed on as the file `trust` checked; a pane that named none is
+//! not asked about. WezTerm is not in Debian: this is checked
 //! against its documented CLI output (wezterm.org/cli), not a running WezTerm.
 
 use serde_json::Value;
@@ -40,15 +41,19 @@ pub fn args(what: &str, pane: u64) -> Vec<String> {
     args
 }
 
-/// Every run on a socket a pane named first asks whether its server is one the engine obeys
-/// (`trust`), and is given the very socket checked.
+/// Every run first asks whether the server of the socket the pane named is one the engine obeys
+/// (`trust`), and is given the very socket checked. A pane that named none is not asked:
+/// `wezterm cli` would pick a socket of its own, unchecked.
 async fn wezterm(p: &WeztermPane, what: &str, extra: &[(&str, &str)]) -> Result<String, ToolError> {
     let args = args(what, p.pane);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let socket = p.socket.as_deref().map(super::trust::wezterm).transpose()?;
-    let mut env: Vec<(&str, &str)> = socket.as_ref().map(|s| ("WEZTERM_UNIX_SOCKET", s.address())).into_iter().collect();
+    let Some(path) = p.socket.as_deref() else {
+        return Err(super::trust::Distrusted(format!("WezTerm pane {} named no socket (WEZTERM_UNIX_SOCKET)", p.pane)).into());
+    };
+    let socket = super::trust::wezterm(path)?;
+    let mut env = vec![("WEZTERM_UNIX_SOCKET", socket.address())];
     env.extend_from_slice(extra);
-    run("wezterm", &args, &env, socket.as_ref()).await
+    run("wezterm", &args, &env, Some(&socket)).await
 }
 
 async fn json(p: &WeztermPane, what: &str) -> Result<Value, RevealError> {
@@ -107,6 +112,13 @@ mod tests {
         assert_eq!(clients(&clients_json, 1), (vec![10, 20, 30], Some(30)));
         let no_recent = json!([{"pid": 10, "idle_time": {"secs": u64::MAX, "nanos": 1}}, {"pid": 20, "idle_time": {"secs": 5}}]);
         assert_eq!(clients(&no_recent, 1).1, Some(20));
+    }
+
+    /// A pane that named no socket is never asked about: `wezterm cli` would pick one itself.
+    #[tokio::test]
+    async fn a_pane_that_named_no_socket_is_refused_before_wezterm_runs() {
+        let e = reveal(&WeztermPane { socket: None, pane: 3 }, &[]).await.unwrap_err();
+        assert_eq!(e, RevealError::Gone("WezTerm pane 3 named no socket (WEZTERM_UNIX_SOCKET)".into()));
     }
 
     /// Every question is asked with `--no-auto-start`: asked about a pane whose mux server is not

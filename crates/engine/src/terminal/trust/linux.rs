@@ -221,6 +221,32 @@ mod tests {
         }
     }
 
+    /// The socket checked is the socket the tool reaches: swapped for another between the check
+    /// and the run (a folder shared with a container), the tool still speaks to the real tmux.
+    #[tokio::test]
+    async fn the_tool_reaches_the_very_socket_checked_even_when_its_path_is_swapped() {
+        let folder = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(folder.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let socket = folder.path().join("work");
+        let tmux = |args: &[&str]| std::process::Command::new("tmux").arg("-S").arg(&socket).args(args).output().expect("tmux runs");
+        assert!(tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "checked"]).status.success());
+        let trusted = socket_in(&[folder.path().to_path_buf()], &socket, Server::Tmux).expect("the real tmux is trusted");
+        // The swap: the checked socket moved away, another listening at its path.
+        std::fs::rename(&socket, folder.path().join("moved")).unwrap();
+        let swapped_in = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        swapped_in.set_nonblocking(true).unwrap();
+        let sessions = crate::terminal::process::run(
+            "tmux",
+            &["-S", trusted.address(), "list-sessions", "-F", "#{session_name}"],
+            &[],
+            Some(&trusted),
+        )
+        .await;
+        let _ = std::process::Command::new("tmux").arg("-S").arg(folder.path().join("moved")).arg("kill-server").output();
+        assert_eq!(sessions.unwrap().trim(), "checked");
+        assert!(swapped_in.accept().is_err(), "the socket swapped in was reached");
+    }
+
     /// Run by the test below inside a pid namespace of its own, where the test's process (the
     /// server) cannot be seen: it prints what the engine makes of its server.
     #[test]
