@@ -17,18 +17,15 @@ pub(super) struct Updates {
     pub(super) newer: Mutex<Option<String>>,
 }
 
-/// Whether `offered` is a later version than `current`: each a few numbers with dots (`0.2.0`);
-/// anything else is refused by name.
+/// Whether `offered` is a later version than `current`, by Semantic Versioning's order (the
+/// `semver` crate, as Cargo and Tauri's updater order versions): `0.2.0-rc.1` comes after
+/// `0.1.0` and before `0.2.0`. Anything that is not such a version is refused by name.
 pub fn is_newer(current: &str, offered: &str) -> Result<bool, String> {
-    let numbers = |v: &str| -> Result<Vec<u64>, String> {
-        let parts: Result<Vec<u64>, _> = v.trim().split('.').map(str::parse).collect();
-        parts.ok().filter(|p| !p.is_empty() && p.len() <= 4).ok_or_else(|| format!("{v:?} is not a version (numbers and dots, as 0.2.0)"))
+    let version = |v: &str| {
+        semver::Version::parse(v.trim()).map_err(|e| format!("{v:?} is not a version ({e}; as 0.2.0 or 0.2.0-rc.1)"))
     };
-    let (mut a, mut b) = (numbers(current)?, numbers(offered)?);
-    let len = a.len().max(b.len());
-    a.resize(len, 0);
-    b.resize(len, 0);
-    Ok(b > a)
+    // Precedence, as the specification orders: build metadata (`+build.5`) makes no version newer.
+    Ok(version(offered)?.cmp_precedence(&version(current)?) == std::cmp::Ordering::Greater)
 }
 
 impl Engine {
@@ -87,18 +84,21 @@ mod tests {
     use super::is_newer;
 
     #[test]
-    fn versions_are_compared_as_numbers() {
+    fn versions_are_compared_as_semantic_versions() {
         for (current, offered, newer) in [
             ("0.1.0", "0.2.0", true),
             ("0.1.0", "0.1.0", false),
             ("0.10.0", "0.9.9", false),
-            ("0.1.0", "0.1.0.1", true),
-            ("1.0", "1.0.0", false),
             ("0.1.9", "0.1.10", true),
+            ("0.1.0", "0.2.0-rc.1", true),
+            ("0.2.0-rc.1", "0.2.0", true),
+            ("0.2.0", "0.2.0-rc.1", false),
+            ("0.2.0-rc.1", "0.2.0-rc.2", true),
+            ("0.2.0", "0.2.0+build.5", false),
         ] {
             assert_eq!(is_newer(current, offered), Ok(newer), "{current} → {offered}");
         }
-        for bad in ["", "v0.2.0", "0.2.0-beta", "latest", "1.2.3.4.5"] {
+        for bad in ["", "v0.2.0", "latest", "1.0", "1.2.3.4"] {
             let e = is_newer("0.1.0", bad).unwrap_err();
             assert!(e.contains(&format!("{bad:?}")), "{e}");
         }
