@@ -1,4 +1,4 @@
-//! What `synchronous = FULL` would cost the store's commits, beside `NORMAL` (the product's),
+//! What `synchronous = FULL` (the product's) costs the store's commits, beside `NORMAL`,
 //! on this disk (docs/architecture.md, "Durable on return"). Each notice is two commits, as in
 //! the product: saved untold (an end recorded), then marked told (a banner posted). Prints a
 //! Markdown table.

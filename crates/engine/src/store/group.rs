@@ -1,8 +1,8 @@
 //! Group commit: writes that arrive while a commit is under way share the next one.
 //!
-//! Every commit writes its pages to the WAL (docs/architecture.md "Durable on return"). When
-//! 10,000 follows end at once, one commit each is thousands of WAL writes; one commit for
-//! everything that queued meanwhile is a few. Each write runs in its own savepoint, so one that
+//! Every commit writes its pages to the WAL and flushes it to the disk (docs/architecture.md
+//! "Durable on return"). When 10,000 follows end at once, one commit each is thousands of WAL
+//! writes and flushes; one commit for everything that queued meanwhile is a few. Each write runs in its own savepoint, so one that
 //! fails is undone alone and the others still commit; each caller returns only once its write
 //! is committed (or failed).
 //!

@@ -139,10 +139,10 @@ impl Store {
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(path = %self.path.display(), mode, "the state database is not in WAL mode");
         }
-        // NORMAL: a commit is in the WAL when it returns, so it outlives the app's crash; a
-        // power cut may take back the last seconds of them (docs/architecture.md, "Durable on
-        // return"). A WAL started over keeps 32 MiB of file (`checkpoint::KEPT_WAL_BYTES`).
-        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;").map_err(|e| self.err(e))?;
+        // FULL: a commit is on the disk when it returns (the WAL flushed), so an `OK` or a told
+        // mark outlives a power cut, not only a crash (docs/architecture.md, "Durable on
+        // return"; tests/powercut.rs). A WAL started over keeps 32 MiB (`checkpoint::KEPT_WAL_BYTES`).
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;").map_err(|e| self.err(e))?;
         conn.pragma_update(None, "journal_size_limit", checkpoint::KEPT_WAL_BYTES).map_err(|e| self.err(e))?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(|e| self.err(e))?;
         self.check_version(version)?;
@@ -179,7 +179,7 @@ impl Store {
         self.group.commits()
     }
 
-    /// Sets `synchronous` to FULL or NORMAL (the product's); for the benchmark that weighs the
+    /// Sets `synchronous` to FULL (the product's) or NORMAL; for the benchmark that weighs the
     /// two (benches/store_commit.rs).
     #[doc(hidden)]
     pub fn set_synchronous_full(&self, full: bool) -> Result<(), StoreError> {

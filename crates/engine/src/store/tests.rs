@@ -187,17 +187,17 @@ fn a_silent_handoff_notice_is_known_but_never_told() {
 }
 
 #[test]
-fn a_commit_is_in_the_wal_when_it_returns_and_no_write_waits_for_a_checkpoint() {
+fn a_commit_is_on_the_disk_when_it_returns_and_no_write_waits_for_a_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let out = Store::open(&dir.path().join("state.sqlite3")).unwrap();
     let conn = out.lock();
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
     let auto: i64 = conn.query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0)).unwrap();
-    // docs/architecture.md, "Durable on return": WAL, synchronous = NORMAL (1), and SQLite's own
+    // docs/architecture.md, "Durable on return": WAL, synchronous = FULL (2), and SQLite's own
     // checkpoint (inside a commit) only once the WAL holds 4,096 pages, the checkpoint thread
     // doing it before.
-    assert_eq!((mode.as_str(), sync, auto), ("wal", 1, 4_096));
+    assert_eq!((mode.as_str(), sync, auto), ("wal", 2, 4_096));
 }
 
 #[test]
