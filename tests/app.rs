@@ -1042,8 +1042,7 @@ fn a_program_that_is_not_the_trays_windows_cannot_change_a_setting_or_restart_th
     let key = "0".repeat(64);
     let attach = format!(r#"{{"type":"attach","page":"settings","query":null,"key":"{key}"}}"#);
     let answers = ask(&[&attach, r#"{"type":"call","id":3,"command":"restart","args":{}}"#]);
-    assert_eq!(answers.first().map(String::as_str), Some(r#"{"type":"attached","chosen":false}"#), "{answers:?}");
-    assert!(answers.iter().any(|a| a.contains("refused")), "{answers:?}");
+    assert_eq!(answers, vec![r#"{"type":"attached","chosen":false}"#.to_string()], "taken as a launch, then let go");
     std::thread::sleep(NOTHING_MORE);
     assert!(!std::fs::read_to_string(home.config_file()).unwrap_or_default().contains("elsewhere"), "the setting was changed");
     assert_eq!(home.pids_of("cmux-tray-app"), vec![tray], "the tray was restarted");
@@ -1071,4 +1070,41 @@ fn a_restart_from_the_settings_keeps_the_sockets_password() {
     wait_until("the tray restarted", LIMIT, || home.pids_of("cmux-tray-app").iter().any(|pid| *pid != first));
     wait_until("the restarted tray's socket", LIMIT, || socket_answer(&home.socket(), "ping").is_some());
     assert_eq!(socket_answer(&home.socket(), &auth).as_deref(), Some("OK: Authenticated"), "the restarted tray dropped the password");
+}
+
+/// A program that knows a key, even the tray's very own (given on its standard input by that
+/// program, as a windows process starting the tray gives it), is not the tray's windows: the key
+/// counts only from the process it was handed to.
+#[test]
+fn a_key_shown_by_a_process_that_is_not_the_trays_windows_lets_it_do_nothing() {
+    use std::io::{BufRead, Write};
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let key = "5".repeat(64);
+    let log = home.dir.path().join("app.log");
+    let mut child = home
+        .program(&bin("cmux-tray-app"), &["--hidden", "--key-on-stdin"])
+        .env("DISPLAY", desktop.display.as_deref().unwrap())
+        .env("CMUX_TRAY_TOKEN", &user.access_token)
+        .stdin(Stdio::piped())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(log.with_extension("err")).unwrap())
+        .spawn()
+        .expect("the app starts");
+    child.stdin.take().unwrap().write_all(format!("{key}\n").as_bytes()).unwrap();
+    let _app = App { child, log };
+    let _item = tray_item(&desktop);
+    let channel = home.dir.path().join("run/cmux-tray/app.sock");
+    let mut stream = std::os::unix::net::UnixStream::connect(&channel).expect("the tray serves its channel");
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let attach = format!(r#"{{"type":"attach","page":"settings","query":null,"key":"{key}"}}"#);
+    for line in [
+        attach.as_str(),
+        r#"{"type":"call","id":1,"command":"set_setting","args":{"key":"cloud.auth_url","value":"https://elsewhere.example"}}"#,
+    ] {
+        let _ = stream.write_all(format!("{line}\n").as_bytes());
+    }
+    let answers: Vec<String> = std::io::BufReader::new(stream).lines().map_while(Result::ok).collect();
+    assert_eq!(answers, vec![r#"{"type":"attached","chosen":false}"#.to_string()], "taken as a launch, then let go");
+    std::thread::sleep(NOTHING_MORE);
+    assert!(!std::fs::read_to_string(home.config_file()).unwrap_or_default().contains("elsewhere"), "the setting was changed");
 }

@@ -27,6 +27,27 @@ fn https_only(what: &str, url: &url::Url) -> Result<(), String> {
     }
 }
 
+/// How many redirects an update's manifest or download may take.
+const REDIRECTS: usize = 5;
+
+/// Whether a redirect is followed: to https alone, at most [`REDIRECTS`] in a row.
+#[cfg_attr(not(any(target_os = "macos", windows)), allow(dead_code))]
+fn follows(to: &url::Url, before: usize) -> Result<(), String> {
+    https_only("a redirect to", to)?;
+    match before < REDIRECTS {
+        true => Ok(()),
+        false => Err(format!("more than {REDIRECTS} redirects, the last to {to}: refused")),
+    }
+}
+
+#[cfg(any(target_os = "macos", windows))]
+fn https_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| match follows(attempt.url(), attempt.previous().len()) {
+        Ok(()) => attempt.follow(),
+        Err(why) => attempt.error(why),
+    })
+}
+
 /// A download's bytes counted against [`MAX_DOWNLOAD`].
 #[derive(Default)]
 #[cfg_attr(not(any(target_os = "macos", windows)), allow(dead_code))]
@@ -57,6 +78,15 @@ mod tests {
             let e = https_only("the update's download", &url.parse().unwrap()).unwrap_err();
             assert!(e.contains(url) && e.contains("not https"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_few_redirects_are_followed_to_https_alone() {
+        let to = |u: &str| u.parse::<url::Url>().unwrap();
+        assert!(follows(&to("https://objects.githubusercontent.com/a"), 0).is_ok());
+        assert!(follows(&to("https://objects.githubusercontent.com/a"), REDIRECTS - 1).is_ok());
+        assert!(follows(&to("https://x.example/a"), REDIRECTS).unwrap_err().contains("more than 5 redirects"));
+        assert!(follows(&to("http://x.example/a"), 0).unwrap_err().contains("not https"));
     }
 
     #[test]
@@ -132,9 +162,10 @@ mod installer {
         let updater = builder
             .endpoints(vec![feed])
             .map_err(|e| e.to_string())?
-            .timeout(DOWNLOAD_WITHIN)
-            // A redirect could lead anywhere, http included: the feed names where the update is.
-            .configure_client(|client| client.redirect(reqwest::redirect::Policy::none()))
+            .timeout(CHECK_WITHIN)
+            // A release host answers with a redirect to its storage (GitHub's do): a few are
+            // followed, each to https alone. The signature, not the path, vouches for the bytes.
+            .configure_client(|client| client.redirect(https_redirects()))
             // Windows: the installer replaces the programs once they have ended; the tray is asked
             // to quit (and has answered) before it starts, and the installer starts cmux-tray again.
             .on_before_exit(move || {
@@ -172,6 +203,10 @@ mod installer {
             }
             why = too_large.wait_for(Option::is_some) => return Err(why.map(|w| (*w).clone().unwrap_or_default()).unwrap_or_default()),
         };
+        // The last chunks may have come in the poll that finished the download.
+        if let Some(why) = too_large.borrow().clone() {
+            return Err(why);
+        }
         say(app, Progress::Installing { version: version.clone() });
         // On Windows `install` starts the installer and ends this process; it runs off the runtime,
         // where the hook above may wait for the tray's answer.

@@ -103,6 +103,11 @@ async fn start(
         quit: CancellationToken::new(),
         restart: AtomicBool::new(false),
     });
+    if args.key_on_stdin
+        && let Some(starter) = windows::starting_windows_process()
+    {
+        app.windows.started_by(starter);
+    }
     let demo_root = args.demo.then(|| paths.data_dir.parent().map(|p| p.to_path_buf())).flatten();
     let crash = crash::start(&app).await;
     let serving = serve::start(app.clone(), listener);

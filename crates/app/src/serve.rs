@@ -2,8 +2,9 @@
 //! detach and page calls (docs/architecture.md "Two processes"). Each connection is read in a
 //! task of its own; a page's call is answered as soon as the engine has, in any order.
 //!
-//! Any process of the user's may hand over a launch; only a windows process that holds this
-//! launch's key (given to it on its standard input) may attach and call. Connections, the
+//! Any process of the user's may hand over a launch (one a connection); only a windows process
+//! of this tray's (one it started, or the one that started it) that shows this launch's key
+//! (given to it on its standard input) may attach and call. Connections, the
 //! calls a connection has under way and the line a connection may send are capped, so no peer
 //! holds more than a bounded share of the tray.
 
@@ -81,6 +82,7 @@ enum Peer {
 }
 
 async fn connection(app: Arc<App>, stream: local::endpoint::ServerStream, id: u64) {
+    let pid = local::endpoint::peer_pid(&stream);
     let (read, mut write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
     let (send, mut outgoing) = mpsc::unbounded_channel::<FromTray>();
@@ -104,9 +106,17 @@ async fn connection(app: Arc<App>, stream: local::endpoint::ServerStream, id: u6
             },
         };
         match read {
-            Ok(Some(ToTray::Launched { argv })) => crate::links::launched(&app, &argv),
+            Ok(Some(ToTray::Launched { argv })) => {
+                crate::links::launched(&app, &argv);
+                // One launch a connection: a peer without the key holds no slot for long.
+                if peer == Peer::Unknown {
+                    break;
+                }
+            }
             Ok(Some(ToTray::Attach { page, query, key })) => {
-                if app.key.admits(key.as_ref()) {
+                // The key, from the very process it was given to: one that read it out of that
+                // process's pipe (/proc/PID/fd/0) is another process.
+                if peer == Peer::Windows || (app.key.admits(key.as_ref()) && app.windows.is_own(pid)) {
                     peer = Peer::Windows;
                     let chosen = app.windows.attach(id, send.clone(), page, query);
                     let _ = send.send(FromTray::Attached { chosen });
@@ -116,6 +126,7 @@ async fn connection(app: Arc<App>, stream: local::endpoint::ServerStream, id: u6
                     tracing::info!(%page, "a window was asked for without this launch's key: shown by the tray's own windows");
                     app.windows.open(&app, page, query);
                     let _ = send.send(FromTray::Attached { chosen: false });
+                    break;
                 }
             }
             Ok(Some(ToTray::Detach)) if peer == Peer::Windows => {

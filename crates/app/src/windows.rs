@@ -26,6 +26,9 @@ pub struct Windows {
 
 #[derive(Default)]
 struct State {
+    /// The processes that may show the key: the windows processes this tray started, and the
+    /// one that started this tray (a key stolen from a pipe is no use to another process).
+    own: Vec<u32>,
     /// The windows process in use: its connection's id and what is sent to it.
     attached: Option<(u64, UnboundedSender<FromTray>)>,
     /// A windows process started and not attached yet, and the page asked for meanwhile.
@@ -70,6 +73,9 @@ impl Windows {
         match command.stdin(std::process::Stdio::piped()).kill_on_drop(false).spawn() {
             Ok(mut child) => {
                 tracing::info!(pid = child.id(), %page, "the windows process started");
+                state.own.extend(child.id());
+                let keep = state.own.len().saturating_sub(4);
+                state.own.drain(..keep);
                 // The key on its standard input, then closed: a pipe holds far more than a line.
                 if let Some(mut stdin) = child.stdin.take() {
                     let line = self.key.line();
@@ -112,6 +118,16 @@ impl Windows {
         true
     }
 
+    /// Whether the process `pid` is a windows process of this tray's (see [`State::own`]).
+    pub fn is_own(&self, pid: Option<u32>) -> bool {
+        pid.is_some_and(|pid| self.state.locked().own.contains(&pid))
+    }
+
+    /// The windows process that started this tray (`--key-on-stdin`) may show the key too.
+    pub fn started_by(&self, pid: u32) {
+        self.state.locked().own.push(pid);
+    }
+
     /// The windows process of connection `id` is gone or going: nothing is on screen any more.
     pub fn detach(&self, app: &App, id: u64) {
         let was = {
@@ -141,6 +157,28 @@ impl Windows {
     pub fn close(&self) {
         self.state.locked().attached = None;
     }
+}
+
+/// The process that started this tray, when it is the windows program (a tray started with
+/// `--key-on-stdin` by a window opened by hand). On Linux its program is checked; elsewhere the
+/// parent is taken at its word.
+pub fn starting_windows_process() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        #[cfg(target_os = "linux")]
+        {
+            let ours = std::fs::canonicalize(channel::program(Program::Windows)?).ok()?;
+            let theirs = std::fs::read_link(format!("/proc/{parent}/exe")).ok()?;
+            if ours != theirs {
+                tracing::warn!(parent, program = %theirs.display(), "--key-on-stdin from a process that is not cmux-tray-windows: its key is not taken");
+                return None;
+            }
+        }
+        Some(parent)
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 /// Opens a notice as a click on its banner does (its terminal, a link, its card); one that is

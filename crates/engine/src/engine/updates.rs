@@ -21,9 +21,7 @@ pub(super) struct Updates {
 /// `semver` crate, as Cargo and Tauri's updater order versions): `0.2.0-rc.1` comes after
 /// `0.1.0` and before `0.2.0`. Anything that is not such a version is refused by name.
 pub fn is_newer(current: &str, offered: &str) -> Result<bool, String> {
-    let version = |v: &str| {
-        semver::Version::parse(v.trim()).map_err(|e| format!("{v:?} is not a version ({e}; as 0.2.0 or 0.2.0-rc.1)"))
-    };
+    let version = |v: &str| semver::Version::parse(v.trim()).map_err(|e| format!("{v:?} is not a version ({e}; as 0.2.0 or 0.2.0-rc.1)"));
     // Precedence, as the specification orders: build metadata (`+build.5`) makes no version newer.
     Ok(version(offered)?.cmp_precedence(&version(current)?) == std::cmp::Ordering::Greater)
 }

@@ -7,12 +7,12 @@
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::{ClientStream, Listener, ServerStream, bind, channel_path, connect, default_path, is_live};
+pub use unix::{ClientStream, Listener, ServerStream, bind, channel_path, connect, default_path, is_live, peer_pid};
 
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-pub use windows::{ClientStream, Listener, ServerStream, bind, channel_path, connect, default_path, is_live};
+pub use windows::{ClientStream, Listener, ServerStream, bind, channel_path, connect, default_path, is_live, peer_pid};
 
 impl crate::config::Paths {
     /// The local socket (docs/local-socket.md "Where it lives"): `[local] socket_path`, else the

@@ -16,6 +16,12 @@ use crate::local::server::SocketError;
 pub type ServerStream = UnixStream;
 pub type ClientStream = UnixStream;
 
+/// The process at the other end of an accepted connection, as the kernel says (`SO_PEERCRED`,
+/// `LOCAL_PEERPID`); none when it cannot say (a peer in a pid namespace the engine cannot see).
+pub fn peer_pid(stream: &ServerStream) -> Option<u32> {
+    stream.peer_cred().ok()?.pid().and_then(|pid| u32::try_from(pid).ok()).filter(|pid| *pid != 0)
+}
+
 /// A bound socket, and which file it is (device and inode), so that stop removes only that one.
 #[derive(Debug)]
 pub struct Listener {

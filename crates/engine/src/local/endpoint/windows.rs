@@ -34,6 +34,14 @@ use crate::local::server::SocketError;
 pub type ServerStream = NamedPipeServer;
 pub type ClientStream = NamedPipeClient;
 
+/// The process at the other end of an accepted connection (`GetNamedPipeClientProcessId`).
+pub fn peer_pid(stream: &ServerStream) -> Option<u32> {
+    let mut pid = 0u32;
+    // SAFETY: the handle is the stream's own, open for the call; `pid` is written by it.
+    let ok = unsafe { windows_sys::Win32::System::Pipes::GetNamedPipeClientProcessId(stream.as_raw_handle() as HANDLE, &mut pid) };
+    (ok != 0 && pid != 0).then_some(pid)
+}
+
 /// The pipe, with the instance that waits for the next client.
 #[derive(Debug)]
 pub struct Listener {
