@@ -138,7 +138,7 @@ mod installer {
         });
     }
 
-    use super::{Budget, https_only};
+    use super::{Budget, https_only, https_redirects};
 
     /// The longest an update's manifest or its download may take.
     const CHECK_WITHIN: Duration = Duration::from_secs(30);
