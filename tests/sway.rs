@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use cmux_tray_e2e::tmux::Tmux;
 use cmux_tray_e2e::{Cloud, DesktopSession, Home, bin, wait_until};
 use serde_json::Value;
 
@@ -117,42 +118,6 @@ impl Drop for Sway {
         }
         let _ = Command::new("kill").arg(self.sway.id().to_string()).status();
         let _ = self.sway.wait();
-    }
-}
-
-/// A private tmux server in the home's environment with one session, `work`.
-struct Tmux<'a> {
-    home: &'a Home,
-    socket: PathBuf,
-}
-
-impl<'a> Tmux<'a> {
-    fn start(home: &'a Home) -> Tmux<'a> {
-        let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(home.dir.path()).unwrap());
-        let tmux = Tmux { home, socket: home.dir.path().join(format!("tmux/tmux-{uid}/work")) };
-        let out = home
-            .program(
-                Path::new("/usr/bin/tmux"),
-                &["-L", "work", "-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "120", "-y", "40"],
-            )
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tmux new-session: {}", String::from_utf8_lossy(&out.stderr));
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let mut all = vec!["-S", self.socket.to_str().unwrap()];
-        all.extend_from_slice(args);
-        let out = self.home.program(Path::new("/usr/bin/tmux"), &all).output().expect("tmux runs (package tmux)");
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-}
-
-impl Drop for Tmux<'_> {
-    fn drop(&mut self) {
-        let _ = self.home.program(Path::new("/usr/bin/tmux"), &["-S", self.socket.to_str().unwrap(), "kill-server"]).output();
     }
 }
 

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use cmux_tray_e2e::tmux::Tmux;
 use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, wait_until};
 use serde_json::Value;
 
@@ -71,49 +72,6 @@ fn banner(desktop: &DesktopSession, title: &str) -> u64 {
         id != 0
     });
     id
-}
-
-/// A private tmux server in the home's environment, started detached: its socket in the home's
-/// tmux folder (`$TMUX_TMPDIR/tmux-UID/work`), where a person's tmux keeps it.
-struct Tmux<'a> {
-    home: &'a Home,
-    socket: PathBuf,
-}
-
-impl<'a> Tmux<'a> {
-    fn start(home: &'a Home) -> Tmux<'a> {
-        let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(home.dir.path()).unwrap());
-        let tmux = Tmux { home, socket: home.dir.path().join(format!("tmux/tmux-{uid}/work")) };
-        let out = home
-            .program(
-                Path::new("/usr/bin/tmux"),
-                &["-L", "work", "-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "120", "-y", "40"],
-            )
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "tmux new-session: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(tmux.socket.exists(), "tmux's socket is {}", tmux.socket.display());
-        tmux
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let mut all = vec!["-S", self.socket.to_str().unwrap()];
-        all.extend_from_slice(args);
-        let out = self.home.program(Path::new("/usr/bin/tmux"), &all).output().expect("tmux runs (package tmux)");
-        assert!(out.status.success(), "tmux {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    /// What the attached client shows: "window.pane".
-    fn shown(&self) -> String {
-        self.run(&["list-clients", "-F", "#{window_index}.#{pane_index}"])
-    }
-}
-
-impl Drop for Tmux<'_> {
-    fn drop(&mut self) {
-        let _ = self.home.program(Path::new("/usr/bin/tmux"), &["-S", self.socket.to_str().unwrap(), "kill-server"]).output();
-    }
 }
 
 /// tmux in an xterm, windows 0 and 1, window 1 split into panes 1.0 and 1.1; a second xterm to

@@ -16,6 +16,7 @@ use serde_json::Value;
 pub mod faults;
 pub mod network;
 mod store;
+pub mod tmux;
 pub mod webdriver;
 
 /// A binary of this workspace. `cargo test -p cmux-tray-e2e` does not rebuild the binaries of
