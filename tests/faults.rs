@@ -104,7 +104,7 @@ impl Faulty {
     fn posted(&self) -> HashMap<String, usize> {
         let mut posted = HashMap::new();
         for n in self.desktop.notifications() {
-            *posted.entry(n["hints"]["x-dunst-stack-tag"].as_str().unwrap_or_default().to_string()).or_default() += 1;
+            *posted.entry(n["hints"]["x-cmux-tray-item"].as_str().unwrap_or_default().to_string()).or_default() += 1;
         }
         posted
     }

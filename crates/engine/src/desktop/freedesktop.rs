@@ -129,8 +129,13 @@ impl Freedesktop {
         let body = if markup { escape_markup(&banner.body) } else { banner.body.clone() };
         let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
         hints.insert("urgency", Value::U8(if banner.urgent { 2 } else { 1 }));
-        hints.insert("x-dunst-stack-tag", Value::Str(banner.item.as_str().into()));
-        hints.insert("x-canonical-private-synchronous", Value::Str(banner.item.as_str().into()));
+        // The stack tags replace an item's banner whose id was lost (a crash before the id was
+        // saved); a replacement by id needs neither, and mako crashes when it gets both.
+        if banner.replaces.is_none() {
+            hints.insert("x-dunst-stack-tag", Value::Str(banner.item.as_str().into()));
+            hints.insert("x-canonical-private-synchronous", Value::Str(banner.item.as_str().into()));
+        }
+        hints.insert("x-cmux-tray-item", Value::Str(banner.item.as_str().into()));
         hints.insert("x-cmux-tray-notice", Value::Str(banner.notice_key.as_str().into()));
         hints.insert("desktop-entry", Value::Str("cmux-tray".into()));
         if banner.sound {
