@@ -125,10 +125,11 @@ impl Engine {
         match revealed {
             Some(what) => {
                 tracing::info!(key = %notice.key, %what, "revealed");
-                if let Err(e) = self.inner.store.mark_read(&notice.key, self.inner.clock.now_ms()) {
+                // Read, so its banner goes (docs/notices.md §3 rule 8): a server that keeps a
+                // clicked banner up (dunst, mako) would show it after its session was opened.
+                if let Err(e) = self.revealed(&notice.key).await {
                     tracing::warn!("marking {} read: {e}", notice.key);
                 }
-                self.changed();
             }
             None => {
                 let _ = self.inner.events.send(EngineEvent::Clicked { notice: Box::new(notice) });
