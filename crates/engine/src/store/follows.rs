@@ -45,7 +45,8 @@ pub struct HandoffStep<'a> {
 
 impl Store {
     /// Saves a follow unless the item is known already (followed, or ended). Returns whether it
-    /// is new.
+    /// is new. A follow asked from here marks a known item made here too: the engine may have
+    /// found the hand-off in the cloud's list before the hand-over's own `follow` reached it.
     pub fn add_follow(
         &self,
         kind: FollowKind,
@@ -63,6 +64,11 @@ impl Store {
                 params![kind.as_str(), id, account, cursor as i64, now, made_here],
             )
             .map_err(|e| self.err(e))?;
+        if n == 0 && made_here {
+            self.lock()
+                .execute("UPDATE follows SET made_here = 1 WHERE kind = ?1 AND id = ?2", params![kind.as_str(), id])
+                .map_err(|e| self.err(e))?;
+        }
         Ok(n == 1)
     }
 

@@ -293,3 +293,16 @@ fn the_store_keeps_every_state_and_reason() {
     let held = out.held_unsummarized().unwrap();
     assert_eq!(held.iter().map(|n| n.delivery).collect::<Vec<_>>(), [Some(Reason::Paused), Some(Reason::QuietHours)]);
 }
+
+#[test]
+fn a_follow_asked_from_here_marks_an_item_already_followed_made_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("state.sqlite3")).unwrap();
+    // Found in the cloud's list first, then the hand-over's own follow from this machine.
+    assert!(store.add_follow(FollowKind::Handoff, "ho_1", "u1", 0, false, 5).unwrap());
+    assert!(!store.add_follow(FollowKind::Handoff, "ho_1", "u1", 0, true, 6).unwrap());
+    assert!(store.follow(FollowKind::Handoff, "ho_1").unwrap().unwrap().made_here);
+    // A later follow from elsewhere takes nothing back.
+    assert!(!store.add_follow(FollowKind::Handoff, "ho_1", "u1", 0, false, 7).unwrap());
+    assert!(store.follow(FollowKind::Handoff, "ho_1").unwrap().unwrap().made_here);
+}
