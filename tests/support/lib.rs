@@ -16,6 +16,7 @@ use serde_json::Value;
 pub mod faults;
 pub mod network;
 mod store;
+pub mod sway;
 pub mod tmux;
 pub mod webdriver;
 
@@ -390,6 +391,17 @@ impl DesktopSession {
     /// still starting); [`Self::start_recorder`] brings one later.
     pub fn start_without_server() -> DesktopSession {
         Self::start_bus(false)
+    }
+
+    /// A private bus and a virtual display with no notification server and no tray host: a
+    /// test starts a real server of its own on them.
+    pub fn start_bare_with_display() -> DesktopSession {
+        Self::start_bus(false).with_display()
+    }
+
+    /// Keeps `child` (a server a test started on this session) until the session ends.
+    pub fn keep(&mut self, child: Child) {
+        self.extras.push(child);
     }
 
     /// Starts the recording notification server on this bus. With `body_markup` it advertises

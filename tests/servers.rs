@@ -1,0 +1,220 @@
+//! The notification servers people have, each the real program on a private bus, driven through
+//! the real daemon: a newer notice for a hand-off replaces that hand-off's banner, the server
+//! still running after it (mako 1.7.1 crashed on such a replacement while the engine sent its
+//! stack tags with it); a click on it reaches the engine (its link opens, the notice is read) and
+//! its banner is withdrawn; a Run's end is one banner on the server's own screen.
+//! What each server offers and does is docs/notices.md §5's table; what these tests show is the
+//! table's "through the engine" rows.
+
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use cmux_cloud_sim::RunChange;
+use cmux_cloud_sim::state::{HandoffChange, NewHandoff};
+use cmux_tray_e2e::sway::Sway;
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, wait_until};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// A real notification server on a session's bus: how to count the banners it shows and how to
+/// click one, in the server's own terms.
+enum Server {
+    /// dunst on a virtual X display; `dunstctl` counts and clicks.
+    Dunst(DesktopSession),
+    /// mako in a headless sway; `makoctl` lists and clicks. The sway is kept for mako's display.
+    Mako(DesktopSession, #[allow(dead_code)] Sway),
+    /// xfce4-notifyd on a virtual X display; its bubbles are counted as the windows it shows,
+    /// and clicked on their "Open" button (a click on the body only dismisses a bubble there).
+    Xfce(DesktopSession),
+}
+
+impl Server {
+    fn dunst() -> Server {
+        // dunst's own session start (banners stay until closed) is the one other tests use.
+        Server::Dunst(DesktopSession::start_with_dunst_and_display())
+    }
+
+    fn mako() -> Server {
+        let mut desktop = DesktopSession::start_without_server();
+        let sway = Sway::start();
+        let config = desktop.dir.path().join("mako.conf");
+        // Banners stay until closed, as dunst's are here.
+        std::fs::write(&config, "default-timeout=0\n").unwrap();
+        let mako = Command::new("mako")
+            .arg("--config")
+            .arg(&config)
+            .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+            .env("XDG_RUNTIME_DIR", sway.dir.path())
+            .env("WAYLAND_DISPLAY", "wayland-1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mako starts (package mako-notifier)");
+        desktop.keep(mako);
+        wait_until("mako on the bus", LIMIT, || desktop.name_has_owner("org.freedesktop.Notifications"));
+        Server::Mako(desktop, sway)
+    }
+
+    fn xfce() -> Server {
+        let mut desktop = DesktopSession::start_bare_with_display();
+        let notifyd = Command::new("/usr/lib/x86_64-linux-gnu/xfce4/notifyd/xfce4-notifyd")
+            .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+            .env("DISPLAY", desktop.display.clone().unwrap())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("xfce4-notifyd starts (package xfce4-notifyd)");
+        desktop.keep(notifyd);
+        wait_until("xfce4-notifyd on the bus", LIMIT, || desktop.name_has_owner("org.freedesktop.Notifications"));
+        Server::Xfce(desktop)
+    }
+
+    fn desktop(&self) -> &DesktopSession {
+        match self {
+            Server::Dunst(d) | Server::Mako(d, _) | Server::Xfce(d) => d,
+        }
+    }
+
+    /// xfce4-notifyd's bubbles on screen, newest last.
+    fn bubbles(&self) -> Vec<String> {
+        let out = self.xdotool(&["search", "--onlyvisible", "--class", "xfce4-notifyd"]);
+        out.lines().map(str::to_string).collect()
+    }
+
+    fn xdotool(&self, args: &[&str]) -> String {
+        let out = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", self.desktop().display.clone().unwrap())
+            .output()
+            .expect("xdotool runs (package xdotool)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The banners the server shows now, by its own account; `None` when it does not answer
+    /// (it has died).
+    fn shown(&self) -> Option<usize> {
+        match self {
+            Server::Dunst(_) => self.tool("dunstctl", &["count", "displayed"])?.trim().parse().ok(),
+            Server::Mako(..) => {
+                let list: Value = serde_json::from_str(&self.tool("makoctl", &["list"])?).ok()?;
+                list["data"][0].as_array().map(Vec::len)
+            }
+            Server::Xfce(d) => d.name_has_owner("org.freedesktop.Notifications").then(|| self.bubbles().len()),
+        }
+    }
+
+    /// A click on the newest banner's body, as the server's own tool makes it.
+    fn click_newest(&self) {
+        let done = match self {
+            Server::Dunst(_) => self.tool("dunstctl", &["action", "0"]),
+            Server::Mako(..) => self.tool("makoctl", &["invoke", "default"]),
+            Server::Xfce(_) => {
+                // The "Open" button spans the bubble's foot: a click a little above its bottom edge.
+                let bubble = self.bubbles().pop().expect("a bubble to click");
+                let geometry = self.xdotool(&["getwindowgeometry", "--shell", &bubble]);
+                let value = |key: &str| -> i64 {
+                    geometry.lines().find_map(|l| l.strip_prefix(&format!("{key}="))).and_then(|v| v.parse().ok()).unwrap()
+                };
+                let (x, y) = (value("X") + value("WIDTH") / 2, value("Y") + value("HEIGHT") - 18);
+                self.xdotool(&["mousemove", &x.to_string(), &y.to_string(), "click", "1"]);
+                Some(String::new())
+            }
+        };
+        assert!(done.is_some(), "the server's click");
+    }
+
+    fn tool(&self, program: &str, args: &[&str]) -> Option<String> {
+        let out = Command::new(program)
+            .args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.desktop().address)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+fn server_is_alive(server: &Server) -> usize {
+    server.shown().expect("the notification server answers (it has not crashed)")
+}
+
+/// The notice whose key holds `key_part`, once it is told.
+fn told(home: &Home, key_part: &str) {
+    wait_until(&format!("{key_part} told"), LIMIT, || {
+        let status = home.status();
+        let notices = status["notices"].as_array().cloned().unwrap_or_default();
+        notices.iter().any(|n| n["key"].as_str().is_some_and(|k| k.contains(key_part)) && n["state"] == "told")
+    });
+}
+
+/// A hand-off's newer notice replaces its banner (one on screen, the server alive); a click on
+/// it reaches the engine (the hand-off's workspace link opens, the notice is read) and its banner
+/// is withdrawn; then a Run's end is one banner, and no second comes after it.
+fn replaced_clicked_withdrawn_and_one_banner(server: Server) {
+    let desktop = server.desktop();
+    let cloud = Cloud::start();
+    let user = cloud.sim().add_user("ada@example.com");
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let opened = home.register_cmux_handler();
+    let run = cloud.sim().create_run(&user.user_id, "Ship the release notes");
+    let _daemon = home.daemon(&user.access_token);
+    wait_until("signed in", LIMIT, || home.status()["account"]["email"] == "ada@example.com");
+    // Handed over from this machine (followed from here) on a host no terminal here shows: its
+    // click opens a workspace on that host (docs/notices.md §4).
+    let handoff = cloud.sim().create_handoff(NewHandoff {
+        owner: user.user_id.clone(),
+        title: Some("Refactor the parser".into()),
+        session_id: Some("sess-42".into()),
+        host: Some("devbox.example.com".into()),
+        ..Default::default()
+    });
+    assert!(home.run(&["follow", "handoff", &handoff]).status.success());
+    wait_until("both followed", LIMIT, || home.status()["follows"].as_array().is_some_and(|f| f.len() == 2));
+
+    // The hand-off needs the person, then its turn is done: the newer notice takes the first
+    // one's banner (by its id), one banner on screen, the server alive.
+    let change =
+        |status: &str, summary: &str| HandoffChange { status: Some(status.into()), summary: Some(summary.into()), ..Default::default() };
+    cloud.sim().update_handoff(&handoff, change("needs-you", "Which branch?"));
+    wait_until("the hand-off's banner on screen", LIMIT, || server.shown() == Some(1));
+    told(&home, "needs-you");
+    cloud.sim().update_handoff(&handoff, change("done", "Merged."));
+    told(&home, ":done");
+    std::thread::sleep(NOTHING_MORE);
+    assert_eq!(server_is_alive(&server), 1, "the newer notice replaced the hand-off's banner");
+
+    // A click on it: the workspace link opens, the notice is read, its banner goes.
+    server.click_newest();
+    wait_until("the hand-off's link opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| !t.is_empty()));
+    assert_eq!(std::fs::read_to_string(&opened).unwrap().trim(), "cmux://ssh?host=devbox.example.com&title=Refactor%20the%20parser");
+    wait_until("read once opened", LIMIT, || {
+        home.status()["notices"].as_array().unwrap().iter().any(|n| n["key"].as_str().unwrap().contains(":done") && n["readAt"].is_i64())
+    });
+    wait_until("the hand-off's banner withdrawn", LIMIT, || server.shown() == Some(0));
+
+    // A Run's end: one banner on the server's screen, and no second after it.
+    cloud.sim().update_run(&run, RunChange::status("succeeded"));
+    wait_until("the Run's banner on screen", LIMIT, || server.shown() == Some(1));
+    told(&home, &run);
+    std::thread::sleep(NOTHING_MORE);
+    assert_eq!(server_is_alive(&server), 1, "one Run end, one banner");
+}
+
+#[test]
+fn dunst_shows_one_banner_a_click_reaches_the_engine_and_a_newer_notice_replaces_it() {
+    replaced_clicked_withdrawn_and_one_banner(Server::dunst());
+}
+
+#[test]
+fn xfce4_notifyd_shows_one_banner_a_click_on_open_reaches_the_engine_and_a_newer_notice_replaces_it() {
+    replaced_clicked_withdrawn_and_one_banner(Server::xfce());
+}
+
+#[test]
+fn mako_shows_one_banner_a_click_reaches_the_engine_and_a_newer_notice_replaces_it() {
+    replaced_clicked_withdrawn_and_one_banner(Server::mako());
+}
