@@ -288,6 +288,39 @@ async fn a_one_mebibyte_line_is_refused_and_others_are_still_served() {
     s.stop.cancel();
 }
 
+/// docs/local-socket.md: "A line longer than 64 KiB (its `\n` aside) is refused".
+#[tokio::test]
+async fn a_line_of_64_kib_is_served_and_one_byte_more_is_refused() {
+    const LIMIT: usize = 64 * 1024;
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    let exactly = format!("notify a|{}", "x".repeat(LIMIT - "notify a|".len()));
+    assert_eq!(exactly.len(), LIMIT);
+    assert_eq!(c.ask(&exactly).await, "OK\n");
+    let (mut reader, mut writer) = (c.reader, c.writer);
+    tokio::spawn(async move {
+        let _ = writer.write_all(format!("{exactly}x\n").as_bytes()).await;
+    });
+    let mut reply = String::new();
+    reader.read_line(&mut reply).await.unwrap();
+    assert_eq!(reply, "ERROR: Line too long (limit 64 KiB)\n");
+    settle(&s, 1).await;
+    s.stop.cancel();
+}
+
+/// docs/local-socket.md: bytes that are not UTF-8 are read as U+FFFD and the notice still arrives.
+#[tokio::test]
+async fn a_line_that_is_not_utf8_still_makes_its_banner() {
+    let s = serve(None).await;
+    let mut c = Client::connect(&s).await;
+    c.writer.write_all(b"notify Build \xff done|ok\nping\n").await.unwrap();
+    assert_eq!(c.line().await, "OK\n");
+    assert_eq!(c.line().await, "PONG\n");
+    settle(&s, 1).await;
+    assert_eq!(s.desktop.posted()[0].1.title, "Build \u{fffd} done");
+    s.stop.cancel();
+}
+
 #[tokio::test]
 async fn a_client_that_sends_nothing_does_not_hold_up_another() {
     let s = serve(None).await;

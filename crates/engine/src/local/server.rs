@@ -8,9 +8,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use secrecy::SecretString;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
+use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -19,7 +21,7 @@ use super::methods::{self, Conn};
 use super::replies::{Replies, WRITE_TIMEOUT};
 use crate::engine::Engine;
 
-/// A line longer than this is refused and the connection closed.
+/// A line longer than this (its `\n` aside) is refused and the connection closed.
 pub const MAX_LINE: usize = 64 * 1024;
 /// Before a connection is authorised it may send at most this much …
 pub const PRE_AUTH_BYTES: usize = 4 * 1024 * 1024;
@@ -95,11 +97,13 @@ pub async fn serve(socket: Listener, engine: Engine, options: ServerOptions, sto
 
 async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options: ServerOptions) {
     let (read, mut write) = tokio::io::split(stream);
-    let mut reader = BufReader::new(read);
+    // tokio_util's framing, not `LinesCodec`: that one ends the stream at a line that is not
+    // UTF-8, and an agent's notice with one stray byte should still arrive (lossily decoded).
+    let mut frames = FramedRead::new(read, AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), Vec::new(), MAX_LINE));
     let mut conn = Conn { authorised: options.password.is_none(), password: options.password };
     let opened = Instant::now();
     let mut pre_auth_bytes = 0usize;
-    let (mut lines, mut line) = (Vec::new(), Vec::new());
+    let mut lines = Vec::new();
     loop {
         // The first line is waited for. Once authorised, the whole lines already read behind it
         // (a client that pipelines) are taken along and answered together, in one write.
@@ -107,20 +111,16 @@ async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options
         // `Some(last)`: the connection ends once the lines read are answered, `last` said after
         // them (nothing when empty).
         let end = loop {
-            line.clear();
             let deadline = if conn.authorised { Instant::now() + IDLE } else { opened + PRE_AUTH_TIME };
-            let read = tokio::time::timeout_at(deadline, (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line)).await;
-            let n = match read {
-                Ok(Ok(0)) | Ok(Err(_)) => break Some(""),
-                Ok(Ok(n)) => n,
+            let line = match tokio::time::timeout_at(deadline, frames.next()).await {
+                Ok(Some(Ok(line))) => line,
+                Ok(Some(Err(AnyDelimiterCodecError::MaxChunkLengthExceeded))) => break Some("ERROR: Line too long (limit 64 KiB)\n"),
+                Ok(Some(Err(AnyDelimiterCodecError::Io(_)))) | Ok(None) => break Some(""),
                 Err(_) if conn.authorised => break Some(""),
                 Err(_) => break Some("ERROR: Authentication timed out\n"),
             };
-            if line.len() > MAX_LINE {
-                break Some("ERROR: Line too long (limit 64 KiB)\n");
-            }
             if !conn.authorised {
-                pre_auth_bytes += n;
+                pre_auth_bytes += line.len() + 1;
                 if pre_auth_bytes > PRE_AUTH_BYTES {
                     break Some("ERROR: Too much data before authentication\n");
                 }
@@ -129,7 +129,7 @@ async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options
             if !text.trim().is_empty() {
                 lines.push(text.into_owned());
             }
-            if !lines.is_empty() && (!conn.authorised || lines.len() >= MAX_BATCH || !reader.buffer().contains(&b'\n')) {
+            if !lines.is_empty() && (!conn.authorised || lines.len() >= MAX_BATCH || !frames.read_buffer().contains(&b'\n')) {
                 break None;
             }
         };
