@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use cmux_tray_engine::desktop::Desktop;
 use cmux_tray_engine::desktop::named::scripted::{Scripted, ScriptedToasts, ScriptedUserNotifications};
-use cmux_tray_engine::desktop::named::toasts::Toasts;
+use cmux_tray_engine::desktop::named::toasts::{Toast, ToastApi, Toasts};
 use cmux_tray_engine::desktop::named::user_notifications::{Authorization, UserNotifications};
 use cmux_tray_engine::desktop::named::{BannerName, NameKey, Named};
 use cmux_tray_engine::engine::EngineEvent;
@@ -101,6 +101,11 @@ async fn replaced_clicked_and_withdrawn(platform: impl Platform) {
     engine.mark_all_read().await.unwrap();
     eventually("the banner is taken away", LIMIT, || centre.listed().is_empty()).await;
     assert!(centre.removed().contains(&name.to_string()));
+
+    // Removed, the name is free: the item's next notice is a banner of its own again.
+    engine.post_local(post("third", "S1")).await.unwrap();
+    eventually("a new banner under the same name", LIMIT, || lists_only(&centre, name, "third")).await;
+    assert_eq!(centre.shown().len(), 3);
     engine.shutdown().await;
 }
 
@@ -222,5 +227,54 @@ async fn windows_toasts_turned_off_are_said_and_wait() {
     platform.set_disabled(None);
     eventually("the banner goes out", LIMIT, || platform.centre.listed().len() == 1).await;
     eventually("the refusal is no longer said", LIMIT, || engine.banners_off().is_none()).await;
+    engine.shutdown().await;
+}
+
+/// Windows: a toast is its tag within its group (ToastNotification.Tag). A toast of the same tag
+/// in no group (shown by another part of the app, or an older one) is another toast: the
+/// engine's banner neither replaces nor removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toast_of_the_same_tag_without_the_group_is_another_toast() {
+    let platform = ScriptedToasts::default();
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(options(dir.path(), platform.desktop())).await.unwrap();
+    let first = engine.post_local(post("first", "S1")).await.unwrap();
+    let name = BannerName::of_item(&key(), &first.item).to_string();
+    eventually("the engine's toast", LIMIT, || platform.centre.listed().len() == 1).await;
+    platform.show(&Toast { tag: name.clone(), group: String::new(), xml: "<toast>not ours</toast>".into() }).unwrap();
+    assert_eq!(platform.centre.listed().len(), 2, "same tag, no group: another toast");
+
+    engine.post_local(post("second", "S1")).await.unwrap();
+    eventually("the engine's toast replaced", LIMIT, || platform.centre.listed().iter().any(|l| l.content.contains("second"))).await;
+    engine.mark_all_read().await.unwrap();
+    eventually("the engine's toast removed", LIMIT, || platform.centre.listed().len() == 1).await;
+    let left = platform.centre.listed();
+    assert_eq!((left[0].content.as_str(), left[0].group.as_deref()), ("<toast>not ours</toast>", Some("")), "{left:?}");
+    // A tag past 64 characters is refused, as the platform's exception refuses it.
+    assert!(platform.show(&Toast { tag: "x".repeat(65), group: String::new(), xml: String::new() }).is_err());
+    engine.shutdown().await;
+}
+
+/// macOS: the question left on screen unanswered. The asking call waits (its handler runs only
+/// at the answer) and gives up; the banners wait, untold, said as waiting for an answer; nobody
+/// is asked twice; once the person says yes, each goes out once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn macos_a_question_left_unanswered_holds_the_banners_until_answered() {
+    let platform = ScriptedUserNotifications::unanswered(Duration::from_millis(300));
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(options(dir.path(), platform.desktop())).await.unwrap();
+    engine.post_local(post("one", "S1")).await.unwrap();
+    engine.post_local(post("two", "S2")).await.unwrap();
+    // Said as what holds banners back (status's "why no banner"), in the backend's words.
+    eventually("the wait is said", LIMIT, || engine.no_server().is_some_and(|why| why.contains("wait for an answer"))).await;
+    tokio::time::sleep(Duration::from_millis(500)).await; // several retries (every 100 ms)
+    assert!(platform.centre.shown().is_empty());
+    assert_eq!(platform.asked(), 1, "asked once, never again");
+    assert!(engine.local_notices(10).unwrap().iter().all(|n| n.told_at.is_none()), "kept untold");
+
+    platform.person_answers(true);
+    eventually("both banners go out", LIMIT, || platform.centre.listed().len() == 2).await;
+    eventually("the wait is no longer said", LIMIT, || engine.no_server().is_none()).await;
+    assert_eq!((platform.centre.shown().len(), platform.asked()), (2, 1), "each once");
     engine.shutdown().await;
 }

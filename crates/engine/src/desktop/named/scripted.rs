@@ -1,8 +1,24 @@
 //! Stand-ins for the two platforms' notification centres, scripted by tests: each keeps what a
-//! real centre keeps (the banners listed, under their tag or identifier) and does what it does
-//! with them (a second banner of the same name takes the first's place; removing one takes it
-//! away; a click tells its name). They outlive an engine, as the system's centre outlives the
-//! app: a test can stop an engine in the middle of a post and start another on the same store.
+//! real centre keeps and does with it what the platform's documentation says (each rule below
+//! names its page); docs/architecture.md "Banners on each platform" lists them and what no
+//! stand-in can show. They outlive an engine, as the system's centre outlives the app: a test can
+//! stop an engine in the middle of a post and start another on the same store.
+//!
+//! Windows (learn.microsoft.com, Windows.UI.Notifications):
+//! - `ToastNotification.Tag` is "the unique identifier of this notification within the
+//!   notification Group": a toast replaces the listed one with the same tag *and* group; a tag in
+//!   another group (or in none) is another toast. An empty tag, or a tag or group over 64
+//!   characters, is refused (an exception; 64 since the Creators Update).
+//! - `ToastNotificationHistory.Remove(tag, group)` removes that pair only.
+//! - `ToastNotifier.Setting` other than `Enabled`: the app's toasts are turned off.
+//!
+//! macOS (developer.apple.com, UserNotifications):
+//! - `UNNotificationRequest.identifier`: a request with an identifier already used replaces that
+//!   notification; one removed (`removeDeliveredNotificationsWithIdentifiers`) is gone, and the
+//!   identifier's next request is a new banner.
+//! - `addNotificationRequest` by an app not authorized fails (`UNErrorCodeNotificationsNotAllowed`).
+//! - `requestAuthorizationWithOptions:completionHandler:` shows the question once; its handler
+//!   runs when the person answers, so a question left on screen leaves the call waiting.
 
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -15,8 +31,16 @@ use crate::lock::Locked;
 pub struct Listed {
     /// The tag (Windows) or identifier (macOS).
     pub name: String,
+    /// The toast's group (Windows); `None` on macOS, where the identifier alone is the key.
+    pub group: Option<String>,
     /// The toast's XML (Windows) or the request's title (macOS).
     pub content: String,
+}
+
+impl Listed {
+    fn same(&self, name: &str, group: Option<&str>) -> bool {
+        self.name == name && self.group.as_deref() == group
+    }
 }
 
 type Told = Arc<dyn Fn(&str) + Send + Sync>;
@@ -45,7 +69,7 @@ struct Shared {
 impl Shared {
     fn show(&self, listed: Listed) {
         let mut c = self.centre.locked();
-        c.listed.retain(|l| l.name != listed.name);
+        c.listed.retain(|l| !l.same(&listed.name, listed.group.as_deref()));
         c.listed.push(listed.clone());
         c.shown.push(listed);
         if std::mem::take(&mut c.hold_next) {
@@ -56,9 +80,9 @@ impl Shared {
         }
     }
 
-    fn remove(&self, name: &str) {
+    fn remove(&self, name: &str, group: Option<&str>) {
         let mut c = self.centre.locked();
-        c.listed.retain(|l| l.name != name);
+        c.listed.retain(|l| !l.same(name, group));
         c.removed.push(name.into());
     }
 
@@ -131,13 +155,16 @@ impl ToastApi for ScriptedToasts {
     }
 
     fn show(&self, toast: &Toast) -> Result<(), String> {
-        // The history keys a toast by tag and group; the app uses one group.
-        self.centre.0.show(Listed { name: toast.tag.clone(), content: toast.xml.clone() });
+        // An empty group is one never set: a toast of that tag alone (`Remove(tag)` removes it).
+        if toast.tag.is_empty() || toast.tag.chars().count() > 64 || toast.group.chars().count() > 64 {
+            return Err("a toast's tag holds 1 to 64 characters and its group at most 64".into());
+        }
+        self.centre.0.show(Listed { name: toast.tag.clone(), group: Some(toast.group.clone()), content: toast.xml.clone() });
         Ok(())
     }
 
-    fn remove(&self, tag: &str, _group: &str) -> Result<(), String> {
-        self.centre.0.remove(tag);
+    fn remove(&self, tag: &str, group: &str) -> Result<(), String> {
+        self.centre.0.remove(tag, Some(group));
         Ok(())
     }
 
@@ -151,74 +178,114 @@ impl ToastApi for ScriptedToasts {
 #[derive(Clone)]
 pub struct ScriptedUserNotifications {
     pub centre: Scripted,
-    person: Arc<Mutex<Person>>,
+    /// The person, and the signal that they answered.
+    person: Arc<(Mutex<Person>, Condvar)>,
 }
 
 struct Person {
     bundled: bool,
     status: Authorization,
-    /// What the person answers when asked.
-    answers: bool,
+    /// What the person answers when asked; `None` leaves the question on screen.
+    answers: Option<bool>,
     asked: usize,
+    /// How long the platform call waits for an unanswered question before it gives up, as the
+    /// real binding does after its own limit (macos.rs: five minutes).
+    gives_up_after: std::time::Duration,
 }
 
 impl ScriptedUserNotifications {
     /// A centre in an app bundle whose person has not been asked yet, and will say `answers`.
     pub fn new(answers: bool) -> Self {
-        let person = Person { bundled: true, status: Authorization::NotDetermined, answers, asked: 0 };
-        ScriptedUserNotifications { centre: Scripted::default(), person: Arc::new(Mutex::new(person)) }
+        Self::asking(Some(answers))
+    }
+
+    /// A centre whose person leaves the question on screen, unanswered, until
+    /// [`Self::person_answers`]; the asking call gives up after `gives_up_after`.
+    pub fn unanswered(gives_up_after: std::time::Duration) -> Self {
+        let s = Self::asking(None);
+        s.person.0.locked().gives_up_after = gives_up_after;
+        s
+    }
+
+    fn asking(answers: Option<bool>) -> Self {
+        let person = Person {
+            bundled: true,
+            status: Authorization::NotDetermined,
+            answers,
+            asked: 0,
+            gives_up_after: std::time::Duration::from_secs(300),
+        };
+        ScriptedUserNotifications { centre: Scripted::default(), person: Arc::new((Mutex::new(person), Condvar::new())) }
+    }
+
+    /// The person answers the question on screen (or, asked before, in System Settings).
+    pub fn person_answers(&self, yes: bool) {
+        let mut p = self.person.0.locked();
+        p.answers = Some(yes);
+        p.status = if yes { Authorization::Authorized } else { Authorization::Denied };
+        self.person.1.notify_all();
     }
 
     /// A process outside any app bundle (the daemon run from a shell).
     pub fn unbundled() -> Self {
         let s = Self::new(true);
-        s.person.locked().bundled = false;
+        s.person.0.locked().bundled = false;
         s
     }
 
     /// How often the person was asked.
     pub fn asked(&self) -> usize {
-        self.person.locked().asked
+        self.person.0.locked().asked
     }
 
     /// The person changes their mind in System Settings.
     pub fn set_status(&self, status: Authorization) {
-        self.person.locked().status = status;
+        self.person.0.locked().status = status;
     }
 }
 
 impl CenterApi for ScriptedUserNotifications {
     fn bundled(&self) -> bool {
-        self.person.locked().bundled
+        self.person.0.locked().bundled
     }
 
     fn authorization(&self) -> Result<Authorization, String> {
-        let p = self.person.locked();
+        let p = self.person.0.locked();
         // The real centre raises an exception outside a bundle; the backend never asks there.
         assert!(p.bundled, "the notification centre asked outside an app bundle");
         Ok(p.status)
     }
 
     fn request_authorization(&self) -> Result<bool, String> {
-        let mut p = self.person.locked();
+        let (person, answered) = &*self.person;
+        let mut p = person.locked();
         p.asked += 1;
         // Asked once, the answer stands: the system never asks the person again.
         if p.status == Authorization::NotDetermined {
-            p.status = if p.answers { Authorization::Authorized } else { Authorization::Denied };
+            let limit = p.gives_up_after;
+            let (waited, _) = answered.wait_timeout_while(p, limit, |p| p.answers.is_none()).unwrap_or_else(|e| e.into_inner());
+            p = waited;
+            match p.answers {
+                Some(yes) => p.status = if yes { Authorization::Authorized } else { Authorization::Denied },
+                None => return Err(format!("the notification centre did not answer the question to show banners within {limit:?}")),
+            }
         }
         Ok(p.status == Authorization::Authorized)
     }
 
     fn add(&self, request: &Request) -> Result<(), String> {
-        let p = self.person.locked();
+        let p = self.person.0.locked();
         assert!(p.bundled, "a banner added outside an app bundle");
+        if p.status != Authorization::Authorized {
+            return Err("Notifications are not allowed for this application".into());
+        }
         drop(p);
-        self.centre.0.show(Listed { name: request.identifier.clone(), content: request.title.clone() });
+        self.centre.0.show(Listed { name: request.identifier.clone(), group: None, content: request.title.clone() });
         Ok(())
     }
 
     fn remove(&self, identifier: &str) {
-        self.centre.0.remove(identifier);
+        self.centre.0.remove(identifier, None);
     }
 
     fn on_click(&self, clicked: Told) {
