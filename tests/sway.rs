@@ -6,11 +6,12 @@
 // Linux only, as the whole end-to-end suite (support/lib.rs says why).
 #![cfg(target_os = "linux")]
 
+use std::path::Path;
 use std::time::Duration;
 
 use cmux_tray_e2e::sway::Sway;
 use cmux_tray_e2e::tmux::Tmux;
-use cmux_tray_e2e::{Cloud, DesktopSession, Home, bin, wait_until};
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, bin, go, turns, wait_until};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -58,4 +59,42 @@ fn under_sway_the_focus_rule_holds_and_a_click_focuses_the_terminal_window() {
     // A click on it: the tmux foot window has the focus, as sway says.
     desktop.click(shown[0]["id"].as_u64().unwrap());
     wait_until("the terminal's window focused", LIMIT, || sway.focused() == Some(terminal));
+}
+
+/// docs/terminals.md, "Per desktop": kitty as a Wayland client of sway. Its window looked at (sway
+/// says it has the focus, and kitty's window in it is its active one): a notice from it gets no
+/// banner; another window focused: one banner; a click focuses kitty's window again, read back
+/// from sway.
+#[test]
+fn under_sway_kittys_window_is_looked_at_and_a_click_focuses_it() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let mut sway = Sway::start();
+    let ipc = sway.ipc.to_str().unwrap().to_string();
+    let _daemon = home.daemon_with("no-token-needed-for-local-notices", &[("SWAYSOCK", &ipc)]);
+    let dir = home.dir.path().to_path_buf();
+    let socket = format!("unix:{}", dir.join("kitty.sock").display());
+    let kitty = sway.terminal(
+        &home,
+        "/usr/bin/kitty",
+        &["-o", "linux_display_server=wayland", "-o", "allow_remote_control=yes", "--listen-on", &socket, "sh", "-c", &turns(&dir)],
+    );
+    let other = sway.foot(&home, &["sleep", "600"]);
+    // kitty may map its window before it listens on its socket: wait until remote control answers.
+    wait_until("kitty's remote control answering", LIMIT, || {
+        home.program(Path::new("/usr/bin/kitty"), &["@", "--to", &socket, "ls"]).output().is_ok_and(|o| o.status.success())
+    });
+
+    sway.focus(kitty);
+    go(&dir, 1);
+    assert_eq!(delivery_of(&home, "Turn 1"), "focused");
+    sway.focus(other);
+    go(&dir, 2);
+    assert_eq!(delivery_of(&home, "Turn 2"), "shown");
+    let shown: Vec<Value> = desktop.notifications();
+    assert_eq!(shown.len(), 1, "one banner: {shown:?}");
+
+    desktop.click(shown[0]["id"].as_u64().unwrap());
+    wait_until("kitty's window focused", LIMIT, || sway.focused() == Some(kitty));
 }

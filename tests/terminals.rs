@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cmux_tray_e2e::tmux::Tmux;
-use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, wait_until};
+use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, go, turns, wait_until};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -27,26 +27,6 @@ fn desktop() -> (DesktopSession, Cloud, Home) {
 /// The daemon, seeing the display (it asks the window manager what is focused, and raises).
 fn daemon(desktop: &DesktopSession, home: &Home) -> Daemon {
     home.daemon_with("no-token-needed-for-local-notices", &[("DISPLAY", desktop.display.as_deref().unwrap())])
-}
-
-/// A shell script that waits for `<dir>/go1`, posts "Turn 1", waits for `go2`, posts "Turn 2",
-/// and stays: a terminal's program, told when to speak.
-fn turns(dir: &Path) -> String {
-    let notify = bin("cmux-tray").display().to_string();
-    let mut script = String::new();
-    for i in 1..=2 {
-        let go = dir.join(format!("go{i}"));
-        script.push_str(&format!(
-            "while [ ! -e '{go}' ]; do sleep 0.05; done; '{notify}' notify --title 'Turn {i}' --body 'from the terminal'; ",
-            go = go.display()
-        ));
-    }
-    script.push_str("exec sleep 600");
-    script
-}
-
-fn go(dir: &Path, i: u32) {
-    std::fs::write(dir.join(format!("go{i}")), "").unwrap();
 }
 
 /// The notices as `status` lists them, newest first.

@@ -74,6 +74,27 @@ pub fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// A shell script that waits for `<dir>/go1`, posts "Turn 1", waits for `go2`, posts "Turn 2",
+/// and stays: a terminal's program, told when to speak.
+pub fn turns(dir: &Path) -> String {
+    let notify = bin("cmux-tray").display().to_string();
+    let mut script = String::new();
+    for i in 1..=2 {
+        let go = dir.join(format!("go{i}"));
+        script.push_str(&format!(
+            "while [ ! -e '{go}' ]; do sleep 0.05; done; '{notify}' notify --title 'Turn {i}' --body 'from the terminal'; ",
+            go = go.display()
+        ));
+    }
+    script.push_str("exec sleep 600");
+    script
+}
+
+/// Tells the [`turns`] script in `dir` to post "Turn `i`".
+pub fn go(dir: &Path, i: u32) {
+    std::fs::write(dir.join(format!("go{i}")), "").unwrap();
+}
+
 /// A private session bus with the recording notification server on it (and, when asked, a
 /// virtual display and a tray host's StatusNotifierWatcher).
 pub struct DesktopSession {
@@ -570,7 +591,7 @@ impl Home {
             ("DBUS_SESSION_BUS_ADDRESS".into(), bus_address.into()),
             ("CMUX_TRAY_API_URL".into(), origin.into()),
             ("CMUX_TRAY_AUTH_URL".into(), origin.into()),
-            ("CMUX_TRAY_LOG".into(), "info,cmux_tray_engine::engine=debug".into()),
+            ("CMUX_TRAY_LOG".into(), "info,cmux_tray_engine::engine=debug,cmux_tray_engine::terminal=debug".into()),
             // A desktop session always has a UTF-8 locale; without any, the webview window never
             // appears (seen under Xvfb with WebKitGTK 2.50).
             ("LANG".into(), "C.UTF-8".into()),

@@ -59,18 +59,27 @@ impl Sway {
     pub fn foot(&mut self, home: &Home, command: &[&str]) -> u32 {
         let mut args = vec!["--"];
         args.extend_from_slice(command);
+        self.terminal(home, "/usr/bin/foot", &args)
+    }
+
+    /// A terminal `program` with `args` in sway (a Wayland client), in the home's environment;
+    /// its pid, once sway shows its window.
+    pub fn terminal(&mut self, home: &Home, program: &str, args: &[&str]) -> u32 {
         let child = home
-            .program(Path::new("/usr/bin/foot"), &args)
+            .program(Path::new(program), args)
             .env("XDG_RUNTIME_DIR", self.dir.path())
             .env("WAYLAND_DISPLAY", "wayland-1")
             .env_remove("DISPLAY")
+            // The runtime folder is sway's here, not the home's: the shell is told where the
+            // socket is, as `cmux-tray env` tells a person's profile.
+            .env("CMUX_SOCKET_PATH", home.socket())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("foot starts (package foot)");
+            .unwrap_or_else(|e| panic!("{program} starts: {e}"));
         let pid = child.id();
         self.terminals.push(child);
-        wait_until("foot's window in sway", LIMIT, || self.windows().iter().any(|(p, _)| *p == pid));
+        wait_until(&format!("{program}'s window in sway"), LIMIT, || self.windows().iter().any(|(p, _)| *p == pid));
         pid
     }
 

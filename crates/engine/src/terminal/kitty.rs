@@ -1,11 +1,13 @@
 //! kitty: a window is brought forward with `kitty @ focus-window --match id:N` on the socket its
 //! shell was given (`KITTY_LISTEN_ON`; kitty needs `allow_remote_control` and `listen_on`), and
 //! is looked at when `kitty @ ls` says it is the focused window of the focused tab of a focused
-//! OS window.
+//! OS window. Under sway the compositor says whether the OS window has the focus (kitty hears it
+//! only through keyboard focus) and raises it, found from the window's shell process.
 
 use serde_json::Value;
 
 use super::process::{ToolError, run};
+use super::sway;
 use super::{Outcome, RevealError};
 use crate::place::KittyWindow;
 
@@ -22,12 +24,27 @@ async fn kitty(w: &KittyWindow, args: &[&str], env: &[(&str, &str)]) -> Result<S
 /// Where the window is in `kitty @ ls`: `None` when it is not listed, else whether it has the
 /// focus (its OS window, its tab and itself all focused).
 pub fn focus_in(ls: &Value, id: u64) -> Option<bool> {
+    find(ls, id).map(|w| w.os_focused && w.current)
+}
+
+/// A window as `kitty @ ls` lists it.
+struct Listed {
+    /// Kitty's OS window has the focus, as kitty heard it.
+    os_focused: bool,
+    /// The window is the focused one of its OS window's focused tab.
+    current: bool,
+    /// The process it runs (its shell), whose ancestors lead to kitty.
+    pid: Option<u32>,
+}
+
+fn find(ls: &Value, id: u64) -> Option<Listed> {
+    let on = |v: &Value| v["is_focused"].as_bool().unwrap_or(false);
     for os in ls.as_array()? {
         for tab in os["tabs"].as_array().into_iter().flatten() {
             for w in tab["windows"].as_array().into_iter().flatten() {
                 if w["id"].as_u64() == Some(id) {
-                    let on = |v: &Value| v["is_focused"].as_bool().unwrap_or(false);
-                    return Some(on(os) && on(tab) && on(w));
+                    let pid = w["pid"].as_u64().and_then(|p| u32::try_from(p).ok());
+                    return Some(Listed { os_focused: on(os), current: on(tab) && on(w), pid });
                 }
             }
         }
@@ -45,17 +62,25 @@ async fn list(w: &KittyWindow) -> Result<Value, RevealError> {
 }
 
 pub async fn reveal(w: &KittyWindow, env: &[(&str, &str)]) -> Result<Outcome, RevealError> {
-    if focus_in(&list(w).await?, w.window).is_none() {
+    let Some(listed) = find(&list(w).await?, w.window) else {
         return Err(RevealError::Gone(format!("kitty window {} is closed", w.window)));
-    }
+    };
     kitty(w, &["focus-window", "--match", &format!("id:{}", w.window)], env).await.map_err(|e| RevealError::Failed(e.to_string()))?;
-    Ok(Outcome::default())
+    // Under sway the OS window is raised by the compositor; elsewhere kitty's X11 window is the
+    // one the notice named.
+    Ok(Outcome { raise_pid: sway::socket().and(listed.pid), note: None })
 }
 
 /// `Some(true)` when the window has the focus; `None` when kitty cannot be asked.
 pub async fn looked_at(w: &KittyWindow) -> Option<bool> {
-    let ls = list(w).await.ok()?;
-    Some(focus_in(&ls, w.window).unwrap_or(false))
+    let ls = list(w).await.inspect_err(|e| tracing::debug!("kitty at {} not asked: {e}", w.socket)).ok()?;
+    let Some(listed) = find(&ls, w.window) else { return Some(false) };
+    match (sway::socket(), listed.pid) {
+        (Some(socket), Some(pid)) if listed.current => {
+            sway::shows_focused(&socket, &[pid]).await.inspect_err(|e| tracing::debug!("sway not asked: {e}")).ok()
+        }
+        _ => Some(listed.os_focused && listed.current),
+    }
 }
 
 #[cfg(test)]
