@@ -122,6 +122,20 @@ pub(crate) enum Command {
         /// The session id, as the hand-off or the Run's receipt names it.
         session_id: String,
     },
+    /// Run your own ssh with this tray's socket forwarded to `~/.cmux-tray.sock` on HOST (0600,
+    /// a stale one replaced) and the remote shell told `CMUX_SOCKET_PATH`: agents there reach
+    /// this tray, and a click on their notices comes back to this terminal.
+    Ssh {
+        /// ssh's own options, the host, and a remote command if any (as ssh takes them).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "SSH_ARGS")]
+        args: Vec<String>,
+    },
+    /// Another machine: `remote setup` copies this program there over your ssh (and installs
+    /// the agents' hooks there when asked).
+    Remote {
+        #[command(subcommand)]
+        action: RemoteAction,
+    },
     /// Print shell completions (bash, zsh, fish) or the man page, made from this command line
     /// (the package ships them; from a build: `cmux-tray generate zsh > ~/.zfunc/_cmux-tray`).
     Generate { what: Generated },
@@ -167,6 +181,22 @@ pub(crate) enum HookAction {
     Install { agent: Agent },
     /// Take out what `hook install` wrote, and nothing else.
     Uninstall { agent: Agent },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum RemoteAction {
+    /// Copy the client to `~/.local/bin/cmux-tray` on HOST over your ssh and check it runs there.
+    Setup {
+        /// Also install this agent's hook there (`claude`, `codex`; may be given twice).
+        #[arg(long = "hook", value_name = "AGENT")]
+        hooks: Vec<Agent>,
+        /// The program to copy (default: this one). A static build runs on any Linux server.
+        #[arg(long, value_name = "PATH")]
+        client: Option<PathBuf>,
+        /// ssh's own options and the host.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true, value_name = "SSH_ARGS")]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]

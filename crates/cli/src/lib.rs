@@ -6,6 +6,7 @@
 //! - `notify`, `wrap`, `hook`: notices posted the way cmux's own clients post them;
 //!   `hook_install`: the hooks written into the agents' own settings files, and taken out.
 //! - `process`: the platform's signals and terminal (one file per platform).
+//! - `remote`: `ssh` (the person's ssh with the socket forwarded) and `remote setup`.
 //!
 //! `follow`, `cancel`, `pause`, `resume`, `logout` and `attach` are one request to the running
 //! engine over the local socket each; `env` and `socket-path` say where it is.
@@ -19,6 +20,7 @@ mod hook_install;
 mod login;
 mod notify;
 mod process;
+mod remote;
 mod status;
 mod wrap;
 
@@ -37,7 +39,7 @@ use cmux_tray_engine::local::client::NotifyConfig;
 
 pub use daemon::EXIT_CANNOT_START;
 
-use args::{CancelKind, Cli, Command, HookAction, ItemKind};
+use args::{CancelKind, Cli, Command, HookAction, ItemKind, RemoteAction};
 use daemon::CannotStart;
 
 /// Runs the command line; the process exit code.
@@ -182,6 +184,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Hook { action: HookAction::Install { agent } } => hook_install::install(agent, &environment()),
         Command::Hook { action: HookAction::Uninstall { agent } } => hook_install::uninstall(agent, &environment()),
+        Command::Ssh { args } => remote::ssh(&paths, args).await,
+        Command::Remote { action: RemoteAction::Setup { hooks, client, args } } => remote::setup(hooks, client, args).await,
         Command::Wrap { .. } => unreachable!("wrap runs from wrap_main"),
         Command::Generate { .. } => unreachable!("generate runs before the runtime"),
     }

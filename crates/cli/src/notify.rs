@@ -4,11 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved, Undeliverable};
+use cmux_tray_engine::local::forwarded::FORWARDED_SOCKET;
 use cmux_tray_engine::place::Place;
 use cmux_tray_engine::terminal;
 
@@ -35,7 +37,11 @@ pub fn resolve(paths: &Paths, env: &BTreeMap<String, String>, overrides: &Overri
     let config = NotifyConfig::load(&paths.config_file)?;
     let own = paths.socket();
     let own_live = cmux_tray_engine::local::endpoint::is_live(&own);
-    let mut r = client::resolve(env, &config, own_live.then_some(own.as_path()));
+    // On a machine `cmux-tray ssh` reaches: the forwarded socket in the home, even while its
+    // link is down (a notice then waits for it, `send`).
+    let forwarded = env.get("HOME").map(|h| Path::new(h).join(FORWARDED_SOCKET)).filter(|p| is_socket(p));
+    let fallback = if own_live { Some(own) } else { forwarded };
+    let mut r = client::resolve(env, &config, fallback.as_deref());
     if let Some(s) = &overrides.socket {
         r.socket = Some(s.clone());
         r.enabled |= config.enabled != Some(false);
@@ -125,7 +131,43 @@ pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &
     if post.needs_you {
         params["needs_you"] = json!(true);
     }
-    Ok(client::request(socket, "notification.create_for_caller", params, caller.password(), resolved.timeout).await?)
+    // A forwarded socket whose link is down (nothing listens behind it): wait for the link a
+    // bounded time, then say it was not delivered. Only a connection refused before a byte went
+    // out is tried again, so a notice is never sent twice.
+    let wait = if socket.file_name() == Some(std::ffi::OsStr::new(FORWARDED_SOCKET)) {
+        let config = NotifyConfig::load(&paths.config_file).unwrap_or_default();
+        config.link_wait.and_then(|t| Duration::try_from_secs_f64(t).ok()).unwrap_or(client::DEFAULT_LINK_WAIT)
+    } else {
+        Duration::ZERO
+    };
+    let started = Instant::now();
+    loop {
+        match client::request(socket, "notification.create_for_caller", params.clone(), caller.password(), resolved.timeout).await {
+            Err(client::RequestError::NoEngine { .. }) if started.elapsed() < wait => {
+                tokio::time::sleep(LINK_RETRY).await;
+            }
+            Err(client::RequestError::NoEngine { path, source }) if !wait.is_zero() => {
+                return Err(NotSent::NoEngine(format!(
+                    "{}: the link to the tray stayed down for {} s ({source}); not delivered",
+                    path.display(),
+                    wait.as_secs()
+                )));
+            }
+            answer => return Ok(answer?),
+        }
+    }
+}
+
+/// How often a notice tries a forwarded socket whose link is down.
+const LINK_RETRY: Duration = Duration::from_millis(500);
+
+fn is_socket(path: &Path) -> bool {
+    #[cfg(unix)]
+    let socket = std::fs::symlink_metadata(path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()));
+    // No forwarded socket where the tray's socket is a named pipe.
+    #[cfg(not(unix))]
+    let socket = path.as_os_str().is_empty() && cfg!(unix);
+    socket
 }
 
 /// Tells the tray that this terminal shows a cloud session (`session.attach`): a click on that

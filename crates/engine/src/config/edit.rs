@@ -36,6 +36,7 @@ pub const NOTIFY: &[(&str, NotifyKind, &str)] = &[
     ("notify.timeout", NotifyKind::Seconds, "seconds a notice may take to be sent (default 2)"),
     ("notify.wrap_threshold", NotifyKind::Seconds, "seconds a wrapped command must run before its end is a notice (default 10)"),
     ("notify.idle_reminders", NotifyKind::Bool, "Claude Code's idle reminders as notices (default false)"),
+    ("notify.link_wait", NotifyKind::Seconds, "seconds a notice waits for a forwarded socket's ssh link to come back (default 30)"),
 ];
 
 /// What a `[notify]` key takes.

@@ -33,7 +33,12 @@ pub struct NotifyConfig {
     pub wrap_threshold: Option<f64>,
     /// `hook claude`: whether Claude Code's idle reminders post (off by default).
     pub idle_reminders: Option<bool>,
+    /// Seconds a notice waits for a forwarded socket's link (`cmux-tray ssh`) to come back.
+    pub link_wait: Option<f64>,
 }
+
+/// How long a notice waits for a forwarded socket's link when `[notify] link_wait` says nothing.
+pub const DEFAULT_LINK_WAIT: Duration = Duration::from_secs(30);
 
 /// The longest `timeout` or `wrap_threshold` taken: a day. More is surely a slip of the keyboard
 /// (and past `Duration`'s range a panic).
@@ -65,6 +70,7 @@ impl NotifyConfig {
                 "workspace_id" => c.workspace_id = Some(text()?),
                 "timeout" => c.timeout = Some(seconds(key, value)?),
                 "wrap_threshold" => c.wrap_threshold = Some(seconds(key, value)?),
+                "link_wait" => c.link_wait = Some(seconds(key, value)?),
                 other => tracing::warn!("unknown key notify.{other} (ignored)"),
             }
         }

@@ -4,6 +4,7 @@
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
+use super::forwarded::Forwarded;
 use super::protocol::{self, ErrorCode, MethodError, Request};
 use super::replies::{Replies, Write};
 use crate::cloud::{HandoffId, RunId};
@@ -16,9 +17,20 @@ use crate::store::{SessionShown, StoredNotice};
 pub struct Conn {
     pub authorised: bool,
     pub password: Option<SecretString>,
+    /// The local ssh that forwards this connection from another machine, when it is one.
+    pub forwarded: Option<Forwarded>,
 }
 
 impl Conn {
+    /// A notice as this connection's sender means it (a forwarded one: its host named, its
+    /// click to the local terminal running ssh).
+    fn adopt(&self, mut post: LocalPost) -> LocalPost {
+        if let Some(forwarded) = &self.forwarded {
+            forwarded.adopt(&mut post);
+        }
+        post
+    }
+
     fn check_password(&mut self, given: &str) -> bool {
         let ok = self.password.as_ref().is_some_and(|p| constant_time_eq(p.expose_secret().as_bytes(), given.as_bytes()));
         self.authorised |= ok;
@@ -43,7 +55,7 @@ pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[Str
             Err(r) => protocol::rejected_line(&r),
             Ok(Request::V1 { command, args }) => match v1_post(conn, &command, &args) {
                 Some(Ok(post)) => {
-                    posts.push(Post { slot, post, asked: Asked::V1 });
+                    posts.push(Post { slot, post: conn.adopt(post), asked: Asked::V1 });
                     continue;
                 }
                 Some(Err(usage)) => usage,
@@ -56,7 +68,7 @@ pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[Str
                 let method = Method::parse(&word);
                 let result = match v2_post(conn, method, &params) {
                     Some(Ok(post)) => {
-                        posts.push(Post { slot, post, asked: Asked::V2 { id } });
+                        posts.push(Post { slot, post: conn.adopt(post), asked: Asked::V2 { id } });
                         continue;
                     }
                     Some(Err(invalid)) => Err(invalid),
@@ -306,7 +318,11 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: Option<Method>, word: &str
             let shown = SessionShown {
                 workspace_id: optional(params, "workspace_id")?,
                 surface_id: optional(params, "surface_id")?,
-                place: place(params)?,
+                // A remote terminal's session comes back to the local one running its ssh.
+                place: match &conn.forwarded {
+                    Some(forwarded) => forwarded.place.clone(),
+                    None => place(params)?,
+                },
             };
             if shown.workspace_id.is_none() && shown.place.is_none() {
                 return Err(MethodError::new(ErrorCode::InvalidParams, "workspace_id or place is required"));

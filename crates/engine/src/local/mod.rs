@@ -10,12 +10,15 @@
 //! - [`methods`]: each command and method, done through the engine; a batch's notices in one
 //!   commit.
 //! - [`replies`]: a batch's answers written in order, together while small.
+//! - [`forwarded`]: a connection an ssh client forwards from another machine: its host, and
+//!   the local terminal running that ssh for the click.
 //! - [`client`]: where a client sends (seed 000's resolution rules), and one request.
 //!
 //! Never trusts a peer it has not checked.
 
 pub mod client;
 pub mod endpoint;
+pub mod forwarded;
 pub mod methods;
 pub mod protocol;
 pub mod replies;

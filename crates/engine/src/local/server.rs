@@ -16,7 +16,8 @@ use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::endpoint::{Accepted, Listener};
+use super::endpoint::{self, Accepted, Listener};
+use super::forwarded::{self, Forwarded};
 use super::methods::{self, Conn};
 use super::replies::{Replies, WRITE_TIMEOUT};
 use crate::engine::Engine;
@@ -88,19 +89,22 @@ pub async fn serve(socket: Listener, engine: Engine, options: ServerOptions, sto
         tracker.spawn(async move {
             tokio::select! {
                 _ = stop.cancelled() => {}
-                _ = connection(stream, engine, options) => {}
+                _ = async {
+                    let forwarded = forwarded::of_peer(endpoint::peer_pid(&stream)).await;
+                    connection(stream, engine, options, forwarded).await
+                } => {}
             }
             drop(permit);
         });
     }
 }
 
-async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options: ServerOptions) {
+async fn connection(stream: impl AsyncRead + AsyncWrite, engine: Engine, options: ServerOptions, forwarded: Option<Forwarded>) {
     let (read, mut write) = tokio::io::split(stream);
     // tokio_util's framing, not `LinesCodec`: that one ends the stream at a line that is not
     // UTF-8, and an agent's notice with one stray byte should still arrive (lossily decoded).
     let mut frames = FramedRead::new(read, AnyDelimiterCodec::new_with_max_length(b"\n".to_vec(), Vec::new(), MAX_LINE));
-    let mut conn = Conn { authorised: options.password.is_none(), password: options.password };
+    let mut conn = Conn { authorised: options.password.is_none(), password: options.password, forwarded };
     let opened = Instant::now();
     let mut pre_auth_bytes = 0usize;
     let mut lines = Vec::new();

@@ -1,0 +1,137 @@
+//! Agents on another machine: `cmux-tray ssh` runs the person's own ssh with this tray's socket
+//! forwarded to `~/.cmux-tray.sock` there (0600, a stale one replaced), the remote shell told
+//! where it is; `cmux-tray remote setup` puts this program there and, when asked, the agents'
+//! hooks. No change to the remote's sshd, no credentials of ours: every connection is the
+//! person's own `ssh`. docs/terminals.md, "Agents on another machine".
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+
+use cmux_tray_engine::config::Paths;
+use cmux_tray_engine::local::forwarded::{self, FORWARDED_SOCKET, HOST_VARIABLE};
+use cmux_tray_engine::private;
+
+use crate::args::Agent;
+
+/// Where the remote client is put, under the remote home (on most PATHs, `hook install` names it whole).
+const REMOTE_PROGRAM: &str = ".local/bin/cmux-tray";
+
+/// The person's ssh command line, split at its destination.
+struct SshLine {
+    /// The options before the destination, and the destination.
+    to_host: Vec<String>,
+    host: String,
+    /// A remote command after the destination (none: a login shell).
+    command: Vec<String>,
+}
+
+impl SshLine {
+    fn parse(args: &[String]) -> anyhow::Result<SshLine> {
+        let at = forwarded::destination(args).context("no host given: cmux-tray ssh [ssh options] HOST [COMMAND]")?;
+        Ok(SshLine { to_host: args[..=at].to_vec(), host: args[at].clone(), command: args[at + 1..].to_vec() })
+    }
+}
+
+/// `cmux-tray ssh [ssh options] HOST [COMMAND]`: the person's ssh, with the socket forwarded.
+/// Returns only when ssh could not be started (on Unix this process becomes the ssh).
+pub(crate) async fn ssh(paths: &Paths, args: Vec<String>) -> anyhow::Result<()> {
+    let line = SshLine::parse(&args)?;
+    let home = remote_home(&line).await?;
+    let remote_socket = format!("{home}/{FORWARDED_SOCKET}");
+    let local_socket = paths.socket();
+    let local =
+        local_socket.to_str().filter(|s| !s.contains(':')).context("the local socket's path holds a ':' (ssh's -R cannot name it)")?;
+    let mut command = private::person_command("ssh");
+    command
+        .env(HOST_VARIABLE, &line.host)
+        .args(["-o", "StreamLocalBindMask=0177", "-o", "StreamLocalBindUnlink=yes"])
+        .arg("-R")
+        .arg(format!("{remote_socket}:{local}"));
+    if line.command.is_empty() {
+        // The login shell, told where the socket is: any shell runs `exec env … "$SHELL" -l`.
+        command.arg("-t").arg("-o").arg(format!("RemoteCommand=exec env CMUX_SOCKET_PATH='{remote_socket}' \"$SHELL\" -l"));
+    }
+    command.args(&args);
+    run_in_place(command)
+}
+
+#[cfg(unix)]
+fn run_in_place(mut command: tokio::process::Command) -> anyhow::Result<()> {
+    let error = std::os::unix::process::CommandExt::exec(command.as_std_mut());
+    Err(anyhow::Error::new(error).context("cannot run ssh"))
+}
+
+#[cfg(not(unix))]
+fn run_in_place(_command: tokio::process::Command) -> anyhow::Result<()> {
+    bail!("cmux-tray ssh forwards a Unix socket: not on this system (its socket is a named pipe)")
+}
+
+/// `cmux-tray remote setup [--hook AGENT]… [--client PATH] [ssh options] HOST`: copies the
+/// client over the person's ssh to `~/.local/bin/cmux-tray` there, checks it runs, installs the
+/// hooks asked for.
+pub(crate) async fn setup(hooks: Vec<Agent>, client: Option<PathBuf>, args: Vec<String>) -> anyhow::Result<()> {
+    let line = SshLine::parse(&args)?;
+    if !line.command.is_empty() {
+        bail!("remote setup takes no remote command after the host ({:?})", line.command.join(" "));
+    }
+    let client = match client {
+        Some(c) => c,
+        None => std::env::current_exe().context("where this program is")?,
+    };
+    let binary = std::fs::File::open(&client).with_context(|| format!("the client to copy, {}", client.display()))?;
+    let size = binary.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut script = format!(
+        "set -e; umask 077; mkdir -p \"$HOME/.local/bin\"; p=\"$HOME/{REMOTE_PROGRAM}\"; cat > \"$p.part\"; chmod 755 \"$p.part\"; \
+         mv -f \"$p.part\" \"$p\"; \"$p\" --version; "
+    );
+    for agent in &hooks {
+        let name = match agent {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        };
+        script.push_str(&format!("\"$p\" hook install {name}; "));
+    }
+    let status = private::person_command("ssh")
+        .args(&line.to_host)
+        // sh whatever the login shell is (fish, csh); the script holds no single quote.
+        .arg(format!("exec sh -c '{script}'"))
+        .stdin(std::process::Stdio::from(binary))
+        .status()
+        .await
+        .context("cannot run ssh")?;
+    if !status.success() {
+        bail!("the copy to {} failed (ssh exited {status}); what it said is above", line.host);
+    }
+    println!("{} ({size} bytes) is {}:~/{REMOTE_PROGRAM}; connect with: cmux-tray ssh {}", client.display(), line.host, args.join(" "));
+    Ok(())
+}
+
+/// Readies the remote end over one ssh connection of its own, before the session: removes the
+/// socket an earlier connection left (sshd replaces it only when its own config says
+/// `StreamLocalBindUnlink yes`, which is the remote's to set, not ours) and says the remote home
+/// (sshd binds from `/`, so the forward's path must be absolute).
+async fn remote_home(line: &SshLine) -> anyhow::Result<String> {
+    let output = private::person_command("ssh")
+        .args(&line.to_host)
+        .arg(format!("exec sh -c 'rm -f \"$HOME/{FORWARDED_SOCKET}\" && echo \"$HOME\"'"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("cannot run ssh")?
+        .wait_with_output()
+        .await
+        .context("ssh")?;
+    if !output.status.success() {
+        bail!("could not ready {} for the forward (ssh exited {}); what it said is above", line.host, output.status);
+    }
+    checked_home(String::from_utf8_lossy(&output.stdout).lines().last().unwrap_or_default())
+}
+
+/// A remote home that can be named in ssh's `-R` and in a shell's single quotes.
+fn checked_home(home: &str) -> anyhow::Result<String> {
+    if !home.starts_with('/') || home.contains([':', '\'', '\n', '\0']) || home.len() > 500 {
+        bail!("the remote home folder {home:?} cannot hold the socket (not an absolute path, or it holds ':' or a quote)");
+    }
+    Ok(home.trim_end_matches('/').to_string())
+}
