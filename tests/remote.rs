@@ -1,0 +1,214 @@
+//! Agents on another machine (docs/terminals.md, "Agents on another machine"): Debian's sshd of
+//! the test's own on loopback is the remote, with users of its own; `cmux-tray remote setup`
+//! puts the client there and `cmux-tray ssh` (the real ssh) forwards the tray's socket. A
+//! notice from a tmux pane there reaches the local daemon's banner once, and its click raises
+//! the local xterm that runs the ssh; the link cut while an agent sends; the socket there is
+//! its user's alone.
+
+// Linux only, as the whole end-to-end suite (support/lib.rs says why).
+#![cfg(target_os = "linux")]
+
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use cmux_tray_e2e::sshd::{RemoteUser, Sshd};
+use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, wait_until};
+use serde_json::Value;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// The notices as `status` lists them, newest first.
+fn notices(home: &Home) -> Vec<Value> {
+    home.status()["notices"].as_array().cloned().unwrap_or_default()
+}
+
+fn titled(home: &Home, title: &str) -> Vec<Value> {
+    notices(home).into_iter().filter(|n| n["title"] == title).collect()
+}
+
+/// `cmux-tray remote setup` to `user`: the client copied and checked over the real ssh.
+fn setup(home: &Home, sshd: &Sshd, user: &RemoteUser) {
+    let mut args = vec!["remote".to_string(), "setup".into()];
+    args.extend(sshd.options());
+    args.push(user.destination());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = home.run(&args);
+    assert!(out.status.success(), "remote setup: {}\n{}", String::from_utf8_lossy(&out.stderr), sshd.log());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("cmux-tray 0.1"),
+        "the client ran there: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// `cmux-tray ssh [options] user@127.0.0.1 COMMAND…`, in the background, with no terminal.
+fn ssh_running(home: &Home, sshd: &Sshd, user: &RemoteUser, command: &[&str]) -> Child {
+    let mut args = vec!["ssh".to_string()];
+    args.extend(sshd.options());
+    args.push(user.destination());
+    args.extend(command.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    home.command(&args).stdin(Stdio::null()).stdout(Stdio::null()).spawn().expect("cmux-tray ssh starts")
+}
+
+/// The forwarded socket answers for `user` (a `ping` through it reaches the daemon).
+fn wait_for_forward(user: &RemoteUser) {
+    let ping = format!("printf 'ping\\n' | nc -U -q 2 '{}/.cmux-tray.sock'", user.home.display());
+    wait_until("the forward up", LIMIT, || String::from_utf8_lossy(&user.sh(&ping).stdout).contains("PONG"));
+}
+
+fn banners(desktop: &DesktopSession, title: &str) -> Vec<Value> {
+    desktop.notifications().into_iter().filter(|n| n["summary"] == title).collect()
+}
+
+fn activate(desktop: &DesktopSession, window: u32) {
+    desktop.xdotool(&["windowactivate", "--sync", &window.to_string()]);
+    wait_until("the window active", LIMIT, || desktop.active_window() == Some(window));
+}
+
+#[test]
+fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local_xterm_running_ssh() {
+    let mut desktop = DesktopSession::start_with_display();
+    desktop.start_window_manager();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon: Daemon = home.daemon_with("no-token-needed-for-local-notices", &[("DISPLAY", desktop.display.as_deref().unwrap())]);
+    let sshd = Sshd::start();
+    let user = RemoteUser::make("cmux-tray-remote1", &sshd);
+    setup(&home, &sshd, &user);
+    // The remote login starts tmux when its shell was told where the socket is (cmux-tray ssh's
+    // RemoteCommand): the agent's pane inherits CMUX_SOCKET_PATH from the session.
+    std::fs::write(
+        user.home.join(".profile"),
+        "[ -n \"$CMUX_SOCKET_PATH\" ] && [ -z \"$TMUX\" ] && exec tmux -L agent -f /dev/null new-session -A -s agent\n",
+    )
+    .unwrap();
+    let mut args = vec!["-e".to_string(), bin("cmux-tray").display().to_string(), "ssh".into()];
+    args.extend(sshd.options());
+    args.push(user.destination());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let xterm = desktop.spawn_on_display(&home, "/usr/bin/xterm", &args);
+    let terminal = desktop.window_of(xterm);
+    wait_until("the remote tmux, started by the ssh session", LIMIT, || user.sh("tmux -L agent has-session -t agent").status.success());
+    wait_for_forward(&user);
+    let exported = user.sh("tmux -L agent show-environment -g CMUX_SOCKET_PATH");
+    assert_eq!(
+        String::from_utf8_lossy(&exported.stdout).trim(),
+        format!("CMUX_SOCKET_PATH={}/.cmux-tray.sock", user.home.display()),
+        "the remote shell was told where the socket is"
+    );
+    let pane = String::from_utf8_lossy(&user.sh("tmux -L agent display -p -t agent '#{pane_id}'").stdout).trim().to_string();
+
+    // While the terminal running ssh is the active window, no banner (the local window's rule).
+    activate(&desktop, terminal);
+    let notify = |title: &str| {
+        format!("tmux -L agent send-keys -t agent \"{} notify --title '{title}' --body 'tests passed'\" Enter", user.client())
+    };
+    assert!(user.sh(&notify("Looked at")).status.success());
+    wait_until("the first notice decided", LIMIT, || titled(&home, "Looked at").first().is_some_and(|n| n["delivery"].is_string()));
+    assert_eq!(titled(&home, "Looked at")[0]["delivery"], "focused");
+
+    // The person looks at another window: the remote pane's next notice is one banner.
+    let other = desktop.spawn_on_display(&home, "/usr/bin/xterm", &["-e", "sleep", "600"]);
+    let other = desktop.window_of(other);
+    activate(&desktop, other);
+    assert!(user.sh(&notify("Remote turn")).status.success());
+    wait_until("the banner", LIMIT, || !banners(&desktop, "Remote turn").is_empty());
+    let notice = titled(&home, "Remote turn").remove(0);
+    // docs/terminals.md: the subtitle names the host and the remote pane, `devbox (tmux %3)`.
+    assert_eq!(notice["subtitle"], format!("{} (tmux {pane})", user.destination()), "{notice}");
+    assert_eq!(notice["place"]["x11"]["window"], terminal, "the click's place is the local xterm running ssh: {notice}");
+    assert!(notice["place"]["tmux"].is_null(), "the remote's tmux socket is never obeyed here: {notice}");
+
+    let id = banners(&desktop, "Remote turn")[0]["id"].as_u64().unwrap();
+    desktop.click(id);
+    wait_until("the xterm running ssh raised", LIMIT, || desktop.active_window() == Some(terminal));
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(banners(&desktop, "Remote turn").len(), 1, "one banner");
+    assert_eq!(titled(&home, "Remote turn").len(), 1, "one notice");
+}
+
+#[test]
+fn a_notice_sent_while_the_link_is_cut_goes_out_once_it_is_back_or_is_said_undelivered() {
+    let desktop = DesktopSession::start_with_recorder(&[]);
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    let sshd = Sshd::start();
+    let user = RemoteUser::make("cmux-tray-remote2", &sshd);
+    setup(&home, &sshd, &user);
+    let mut link = ssh_running(&home, &sshd, &user, &["sleep", "600"]);
+    wait_for_forward(&user);
+
+    // The link is cut (the local ssh killed) and the agent sends: its client waits for the link.
+    link.kill().unwrap();
+    link.wait().unwrap();
+    let socket = user.home.join(".cmux-tray.sock");
+    let refused = format!("printf 'ping\\n' | nc -U -q 1 '{}'", socket.display());
+    wait_until("the link down", LIMIT, || !String::from_utf8_lossy(&user.sh(&refused).stdout).contains("PONG"));
+    let agent = user
+        .sh_command(&format!("{} notify --title 'While cut' --body 'sent during the cut'", user.client()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(titled(&home, "While cut").is_empty(), "nothing can arrive while the link is cut");
+    let mut link = ssh_running(&home, &sshd, &user, &["sleep", "600"]);
+    let out = agent.wait_with_output().unwrap();
+    assert!(out.status.success(), "delivered once the link came back: {}", String::from_utf8_lossy(&out.stderr));
+    wait_until("its banner", LIMIT, || !banners(&desktop, "While cut").is_empty());
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(titled(&home, "While cut").len(), 1, "saved once");
+    assert_eq!(banners(&desktop, "While cut").len(), 1, "told once");
+
+    // Cut again, with a short wait set there: the client says it was not delivered.
+    link.kill().unwrap();
+    link.wait().unwrap();
+    wait_until("the link down", LIMIT, || !String::from_utf8_lossy(&user.sh(&refused).stdout).contains("PONG"));
+    let config = user.home.join(".config/cmux-tray");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[notify]\nlink_wait = 2\n").unwrap();
+    assert!(std::process::Command::new("chown").args(["-R", &user.name]).arg(user.home.join(".config")).status().unwrap().success());
+    let out = user.sh(&format!("{} notify --title 'Never linked'", user.client()));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(69), "{said}");
+    assert!(said.contains("not delivered"), "{said}");
+    let mut link = ssh_running(&home, &sshd, &user, &["sleep", "600"]);
+    wait_for_forward(&user);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(titled(&home, "Never linked").is_empty(), "said undelivered, and never sent later");
+    link.kill().unwrap();
+    link.wait().unwrap();
+}
+
+#[test]
+fn the_remote_socket_is_its_users_alone_and_another_remote_user_is_refused() {
+    let desktop = DesktopSession::start_with_recorder(&[]);
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    let sshd = Sshd::start();
+    let user = RemoteUser::make("cmux-tray-remote3", &sshd);
+    let other = RemoteUser::make("cmux-tray-other3", &sshd);
+    setup(&home, &sshd, &user);
+    let mut link = ssh_running(&home, &sshd, &user, &["sleep", "600"]);
+    wait_for_forward(&user);
+
+    let socket = user.home.join(".cmux-tray.sock");
+    let meta = std::fs::symlink_metadata(&socket).unwrap();
+    assert!(std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()));
+    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777, 0o600, "created 0600");
+    let uid = String::from_utf8_lossy(&user.sh("id -u").stdout).trim().parse::<u32>().unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), uid, "its user's");
+    // The home is 0755 (Debian's), so the socket's own mode is what refuses another user.
+    let out = other.sh(&format!("printf 'notify From another user\\n' | nc -U -q 2 '{}'", socket.display()));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{out:?}");
+    // Its own user gets through.
+    let out = user.sh(&format!("{} notify --strict --title 'From its user'", user.client()));
+    assert!(out.status.success(), "{out:?}");
+    wait_until("its user's notice", LIMIT, || titled(&home, "From its user").len() == 1);
+    assert!(titled(&home, "From another user").is_empty());
+    link.kill().unwrap();
+    link.wait().unwrap();
+}
