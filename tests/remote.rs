@@ -53,7 +53,7 @@ fn ssh_running(home: &Home, sshd: &Sshd, user: &RemoteUser, command: &[&str]) ->
 
 /// The forwarded socket answers for `user` (a `ping` through it reaches the daemon).
 fn wait_for_forward(user: &RemoteUser) {
-    let ping = format!("printf 'ping\\n' | nc -U -q 2 '{}/.cmux-tray.sock'", user.home.display());
+    let ping = format!("printf 'ping\\n' | nc -N -U '{}/.cmux-tray.sock'", user.home.display());
     wait_until("the forward up", LIMIT, || String::from_utf8_lossy(&user.sh(&ping).stdout).contains("PONG"));
 }
 
@@ -144,7 +144,7 @@ fn a_notice_sent_while_the_link_is_cut_goes_out_once_it_is_back_or_is_said_undel
     link.kill().unwrap();
     link.wait().unwrap();
     let socket = user.home.join(".cmux-tray.sock");
-    let refused = format!("printf 'ping\\n' | nc -U -q 1 '{}'", socket.display());
+    let refused = format!("printf 'ping\\n' | nc -N -U '{}'", socket.display());
     wait_until("the link down", LIMIT, || !String::from_utf8_lossy(&user.sh(&refused).stdout).contains("PONG"));
     let agent = user
         .sh_command(&format!("{} notify --title 'While cut' --body 'sent during the cut'", user.client()))
@@ -202,7 +202,7 @@ fn the_remote_socket_is_its_users_alone_and_another_remote_user_is_refused() {
     let uid = String::from_utf8_lossy(&user.sh("id -u").stdout).trim().parse::<u32>().unwrap();
     assert_eq!(std::os::unix::fs::MetadataExt::uid(&meta), uid, "its user's");
     // The home is 0755 (Debian's), so the socket's own mode is what refuses another user.
-    let out = other.sh(&format!("printf 'notify From another user\\n' | nc -U -q 2 '{}'", socket.display()));
+    let out = other.sh(&format!("printf 'notify From another user\\n' | nc -N -U '{}'", socket.display()));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{out:?}");
     // Its own user gets through.
     let out = user.sh(&format!("{} notify --strict --title 'From its user'", user.client()));
