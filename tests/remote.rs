@@ -28,7 +28,13 @@ fn titled(home: &Home, title: &str) -> Vec<Value> {
 
 /// `cmux-tray remote setup` to `user`: the client copied and checked over the real ssh.
 fn setup(home: &Home, sshd: &Sshd, user: &RemoteUser) {
+    setup_with(home, sshd, user, &[]);
+}
+
+/// `remote setup`, with more of its options (`--hook claude`).
+fn setup_with(home: &Home, sshd: &Sshd, user: &RemoteUser, more: &[&str]) {
     let mut args = vec!["remote".to_string(), "setup".into()];
+    args.extend(more.iter().map(|s| s.to_string()));
     args.extend(sshd.options());
     args.push(user.destination());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -191,7 +197,7 @@ fn the_remote_socket_is_its_users_alone_and_another_remote_user_is_refused() {
     let sshd = Sshd::start();
     let user = RemoteUser::make("cmux-tray-remote3", &sshd);
     let other = RemoteUser::make("cmux-tray-other3", &sshd);
-    setup(&home, &sshd, &user);
+    setup_with(&home, &sshd, &user, &["--hook", "claude"]);
     let mut link = ssh_running(&home, &sshd, &user, &["sleep", "600"]);
     wait_for_forward(&user);
 
@@ -209,6 +215,20 @@ fn the_remote_socket_is_its_users_alone_and_another_remote_user_is_refused() {
     assert!(out.status.success(), "{out:?}");
     wait_until("its user's notice", LIMIT, || titled(&home, "From its user").len() == 1);
     assert!(titled(&home, "From another user").is_empty());
+
+    // Claude Code's hook, installed there by `remote setup --hook claude`, and `wrap` reach the
+    // tray the same way, with no D-Bus, keyring or display there.
+    let settings = std::fs::read_to_string(user.home.join(".claude/settings.json")).unwrap();
+    assert!(settings.contains(&format!("{} hook claude", user.client())), "{settings}");
+    let stop = r#"{"hook_event_name":"Stop","session_id":"s1","cwd":"/srv/parser","last_assistant_message":"Parser fixed"}"#;
+    let out = user.sh(&format!("printf '%s' '{stop}' | {} hook claude", user.client()));
+    assert!(out.status.success(), "{out:?}");
+    wait_until("the hook's notice", LIMIT, || titled(&home, "Claude Code").len() == 1);
+    let notice = titled(&home, "Claude Code").remove(0);
+    assert_eq!(notice["subtitle"], format!("{} · parser", user.destination()), "{notice}");
+    let out = user.sh(&format!("{} wrap --threshold 0 -- true", user.client()));
+    assert!(out.status.success(), "{out:?}");
+    wait_until("wrap's notice", LIMIT, || titled(&home, "Command finished").len() == 1);
     link.kill().unwrap();
     link.wait().unwrap();
 }

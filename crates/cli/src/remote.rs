@@ -40,6 +40,13 @@ pub(crate) async fn ssh(paths: &Paths, args: Vec<String>) -> anyhow::Result<()> 
     let home = remote_home(&line).await?;
     let remote_socket = format!("{home}/{FORWARDED_SOCKET}");
     let local_socket = paths.socket();
+    if !cmux_tray_engine::local::endpoint::is_live(&local_socket) {
+        eprintln!(
+            "cmux-tray ssh: no tray answers at {} yet: a notice sent on {} waits for one at most [notify] link_wait there (start the tray, or `cmux-tray daemon`)",
+            local_socket.display(),
+            line.host
+        );
+    }
     let local =
         local_socket.to_str().filter(|s| !s.contains(':')).context("the local socket's path holds a ':' (ssh's -R cannot name it)")?;
     let mut command = private::person_command("ssh");
@@ -130,8 +137,37 @@ async fn remote_home(line: &SshLine) -> anyhow::Result<String> {
 
 /// A remote home that can be named in ssh's `-R` and in a shell's single quotes.
 fn checked_home(home: &str) -> anyhow::Result<String> {
-    if !home.starts_with('/') || home.contains([':', '\'', '\n', '\0']) || home.len() > 500 {
-        bail!("the remote home folder {home:?} cannot hold the socket (not an absolute path, or it holds ':' or a quote)");
+    if !home.starts_with('/') || home.contains([':', '%', '\'', '\n', '\0']) || home.len() > 500 {
+        bail!(
+            "the remote home folder {home:?} cannot hold the socket (not an absolute path, or it holds ':', '%' or a quote: ssh reads them in -R and RemoteCommand)"
+        );
     }
     Ok(home.trim_end_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn the_ssh_line_splits_at_its_host() {
+        let line = SshLine::parse(&words("-p 2222 -A ada@devbox tmux attach")).unwrap();
+        assert_eq!(
+            (line.to_host.join(" "), line.host.as_str(), line.command.join(" ")),
+            ("-p 2222 -A ada@devbox".into(), "ada@devbox", "tmux attach".into())
+        );
+        assert!(SshLine::parse(&words("-p 2222")).is_err(), "no host");
+    }
+
+    #[test]
+    fn a_home_ssh_would_read_otherwise_is_refused() {
+        assert_eq!(checked_home("/home/ada/").unwrap(), "/home/ada");
+        for bad in ["home/ada", "/home/a:b", "/home/%h", "/home/o'neil"] {
+            assert!(checked_home(bad).is_err(), "{bad}");
+        }
+    }
 }
