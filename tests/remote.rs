@@ -105,27 +105,33 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     );
     let pane = String::from_utf8_lossy(&user.sh("tmux -L agent display -p -t agent '#{pane_id}'").stdout).trim().to_string();
 
-    // While the terminal running ssh is the active window, no banner (the local window's rule).
+    // A remote shell with no tmux (the remote place unknown): while the terminal running ssh is
+    // the active window, no banner (the local window's rule).
     activate(&desktop, terminal);
-    let notify = |title: &str| {
-        format!("tmux -L agent send-keys -t agent \"{} notify --title '{title}' --body 'tests passed'\" Enter", user.client())
-    };
-    assert!(user.sh(&notify("Looked at")).status.success());
+    let out = user.sh(&format!("{} notify --title 'Looked at' --body 'tests passed'", user.client()));
+    assert!(out.status.success(), "{out:?}");
     wait_until("the first notice decided", LIMIT, || titled(&home, "Looked at").first().is_some_and(|n| n["delivery"].is_string()));
     assert_eq!(titled(&home, "Looked at")[0]["delivery"], "focused");
 
-    // The person looks at another window: the remote pane's next notice is one banner.
-    let other = desktop.spawn_on_display(&home, "/usr/bin/xterm", &["-e", "sleep", "600"]);
-    let other = desktop.window_of(other);
-    activate(&desktop, other);
+    // From the remote tmux pane, the same window active: which pane is looked at there cannot
+    // be told from here, so it is one banner.
+    let notify = |title: &str| {
+        format!("tmux -L agent send-keys -t agent \"{} notify --title '{title}' --body 'tests passed'\" Enter", user.client())
+    };
     assert!(user.sh(&notify("Remote turn")).status.success());
     wait_until("the banner", LIMIT, || !banners(&desktop, "Remote turn").is_empty());
     let notice = titled(&home, "Remote turn").remove(0);
+    assert_eq!(notice["delivery"], "shown", "{notice}");
     // docs/terminals.md: the subtitle names the host and the remote pane, `devbox (tmux %3)`.
     assert_eq!(notice["subtitle"], format!("{} (tmux {pane})", user.destination()), "{notice}");
     assert_eq!(notice["place"]["x11"]["window"], terminal, "the click's place is the local xterm running ssh: {notice}");
     assert!(notice["place"]["tmux"].is_null(), "the remote's tmux socket is never obeyed here: {notice}");
+    assert_eq!(notice["place"]["remote"]["tmux"]["pane"], pane.as_str(), "the remote pane is kept, to be shown: {notice}");
 
+    // The person looks at another window, and clicks the banner.
+    let other = desktop.spawn_on_display(&home, "/usr/bin/xterm", &["-e", "sleep", "600"]);
+    let other = desktop.window_of(other);
+    activate(&desktop, other);
     let id = banners(&desktop, "Remote turn")[0]["id"].as_u64().unwrap();
     desktop.click(id);
     wait_until("the xterm running ssh raised", LIMIT, || desktop.active_window() == Some(terminal));

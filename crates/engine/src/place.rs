@@ -21,6 +21,20 @@ pub struct Place {
     pub wezterm: Option<WeztermPane>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub x11: Option<X11Window>,
+    /// For a notice forwarded over ssh from another machine (`local::forwarded`): where it came
+    /// from there. Shown, never obeyed (its tmux socket is a path on that machine); set by the
+    /// engine alone, never by a client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<Box<RemotePlace>>,
+}
+
+/// Where on another machine a forwarded notice came from: the host, and its tmux pane there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemotePlace {
+    pub host: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmux: Option<TmuxPane>,
 }
 
 /// A tmux pane: its server's socket and its ids (`$1`, `@2`, `%3`). The pane id is what counts
@@ -62,7 +76,7 @@ pub struct X11Window {
 }
 
 impl Place {
-    /// Nothing known: no terminal layer said where.
+    /// Nothing known here: no terminal layer of this machine said where.
     pub fn is_empty(&self) -> bool {
         self.tmux.is_none() && self.kitty.is_none() && self.wezterm.is_none() && self.x11.is_none()
     }
@@ -70,6 +84,9 @@ impl Place {
     /// Reads a place sent by a client (JSON), checking every field; the error names the field.
     pub fn from_json(value: &serde_json::Value) -> Result<Place, String> {
         let place: Place = serde_json::from_value(value.clone()).map_err(|e| format!("place: {e}"))?;
+        if place.remote.is_some() {
+            return Err("place.remote: set by the tray for a connection forwarded over ssh, never by a client".into());
+        }
         place.check()?;
         Ok(place)
     }
@@ -213,6 +230,12 @@ mod tests {
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn a_client_cannot_say_its_notice_came_from_another_machine() {
+        let err = Place::from_json(&serde_json::json!({"remote": {"host": "devbox"}})).unwrap_err();
+        assert!(err.starts_with("place.remote:"), "{err}");
     }
 
     #[test]

@@ -111,6 +111,13 @@ impl Engine {
         if let Some(ws) = &n.workspace_id {
             return Question::Known(self.is_focused(ws, n.surface_id.as_deref()));
         }
+        // A pane on another machine: which pane is looked at there cannot be told from here
+        // (docs/terminals.md, "Agents on another machine"), so its banner shows.
+        if let Some(place) = &n.place
+            && place.remote.as_ref().is_some_and(|r| r.tmux.is_some())
+        {
+            return Question::Known(false);
+        }
         if let Some(place) = &n.place {
             return Question::Place(Box::new(place.clone()));
         }

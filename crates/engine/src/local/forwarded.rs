@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::notice::local::LocalPost;
-use crate::place::Place;
+use crate::place::{Place, RemotePlace};
 use crate::terminal;
 
 /// Set by `cmux-tray ssh` on the ssh it runs: the host as the person named it.
@@ -53,7 +53,8 @@ impl Forwarded {
             None => self.host.clone(),
         };
         post.subtitle = if post.subtitle.trim().is_empty() { origin } else { format!("{origin} · {}", post.subtitle) };
-        post.place = self.place.clone();
+        let there = RemotePlace { host: self.host.clone(), tmux: remote.and_then(|p| p.tmux) };
+        post.place = Some(Place { remote: Some(Box::new(there)), ..self.place.clone().unwrap_or_default() });
     }
 }
 
@@ -146,7 +147,9 @@ mod tests {
         let mut post = LocalPost { title: "Claude Code".into(), subtitle: "parser".into(), place: Some(remote), ..Default::default() };
         forwarded.adopt(&mut post);
         assert_eq!(post.subtitle, "devbox (tmux %3) · parser");
-        assert_eq!(post.place, Some(local));
+        let place = post.place.unwrap();
+        assert_eq!(place.x11, local.x11, "the click goes to the local terminal");
+        assert_eq!(place.remote.as_ref().and_then(|r| r.tmux.as_ref()).map(|t| t.pane.as_str()), Some("%3"));
         let mut bare = LocalPost::default();
         forwarded.adopt(&mut bare);
         assert_eq!(bare.subtitle, "devbox");
