@@ -2,7 +2,7 @@
 //! the test's own on loopback is the remote, with users of its own; `cmux-tray remote setup`
 //! puts the client there and `cmux-tray ssh` (the real ssh) forwards the tray's socket. A
 //! notice from a tmux pane there reaches the local daemon's banner once, and its click raises
-//! the local xterm that runs the ssh; the link cut while an agent sends; the socket there is
+//! the local xterm that runs the ssh and, with the setting on, selects the pane there; the link cut while an agent sends; the socket there is
 //! its user's alone.
 
 // Linux only, as the whole end-to-end suite (support/lib.rs says why).
@@ -73,14 +73,19 @@ fn activate(desktop: &DesktopSession, window: u32) {
 }
 
 #[test]
-fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local_xterm_running_ssh() {
+fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local_xterm_and_selects_the_pane() {
     let mut desktop = DesktopSession::start_with_display();
     desktop.start_window_manager();
     let cloud = Cloud::start();
     let home = Home::new(&cloud.origin(), &desktop.address);
+    // The person allows a click to select the remote pane (over the ssh's own ControlMaster).
+    std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
+    std::fs::write(home.config_file(), "[delivery]\nselect_remote_pane = true\n").unwrap();
     let _daemon: Daemon = home.daemon_with("no-token-needed-for-local-notices", &[("DISPLAY", desktop.display.as_deref().unwrap())]);
     let sshd = Sshd::start();
     let user = RemoteUser::make("cmux-tray-remote1", &sshd);
+    // A tmux server an earlier run left there (it outlives its ssh, as a person's does).
+    let _ = user.sh("tmux -L agent kill-server");
     setup(&home, &sshd, &user);
     // The remote login starts tmux when its shell was told where the socket is (cmux-tray ssh's
     // RemoteCommand): the agent's pane inherits CMUX_SOCKET_PATH from the session.
@@ -103,7 +108,6 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
         format!("CMUX_SOCKET_PATH={}/.cmux-tray.sock", user.home.display()),
         "the remote shell was told where the socket is"
     );
-    let pane = String::from_utf8_lossy(&user.sh("tmux -L agent display -p -t agent '#{pane_id}'").stdout).trim().to_string();
 
     // A remote shell with no tmux (the remote place unknown): while the terminal running ssh is
     // the active window, no banner (the local window's rule).
@@ -113,10 +117,13 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     wait_until("the first notice decided", LIMIT, || titled(&home, "Looked at").first().is_some_and(|n| n["delivery"].is_string()));
     assert_eq!(titled(&home, "Looked at")[0]["delivery"], "focused");
 
-    // From the remote tmux pane, the same window active: which pane is looked at there cannot
-    // be told from here, so it is one banner.
+    // From a pane of the remote tmux's second window, the same window active here: which pane
+    // is looked at there cannot be told from here, so it is one banner. The person's remote
+    // tmux shows its first window meanwhile.
+    assert!(user.sh("tmux -L agent new-window -t agent:1").status.success());
+    let pane = String::from_utf8_lossy(&user.sh("tmux -L agent display -p -t agent:1 '#{pane_id}'").stdout).trim().to_string();
     let notify = |title: &str| {
-        format!("tmux -L agent send-keys -t agent \"{} notify --title '{title}' --body 'tests passed'\" Enter", user.client())
+        format!("tmux -L agent send-keys -t agent:1 \"{} notify --title '{title}' --body 'tests passed'\" Enter", user.client())
     };
     assert!(user.sh(&notify("Remote turn")).status.success());
     wait_until("the banner", LIMIT, || !banners(&desktop, "Remote turn").is_empty());
@@ -128,6 +135,9 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     assert!(notice["place"]["tmux"].is_null(), "the remote's tmux socket is never obeyed here: {notice}");
     assert_eq!(notice["place"]["remote"]["tmux"]["pane"], pane.as_str(), "the remote pane is kept, to be shown: {notice}");
 
+    assert!(user.sh("tmux -L agent select-window -t agent:0").status.success());
+    let shown = || String::from_utf8_lossy(&user.sh("tmux -L agent list-clients -F '#{window_index}'").stdout).trim().to_string();
+    assert_eq!(shown(), "0");
     // The person looks at another window, and clicks the banner.
     let other = desktop.spawn_on_display(&home, "/usr/bin/xterm", &["-e", "sleep", "600"]);
     let other = desktop.window_of(other);
@@ -135,9 +145,11 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     let id = banners(&desktop, "Remote turn")[0]["id"].as_u64().unwrap();
     desktop.click(id);
     wait_until("the xterm running ssh raised", LIMIT, || desktop.active_window() == Some(terminal));
+    wait_until("the remote pane's window selected there", LIMIT, || shown() == "1");
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(banners(&desktop, "Remote turn").len(), 1, "one banner");
     assert_eq!(titled(&home, "Remote turn").len(), 1, "one notice");
+    let _ = user.sh("tmux -L agent kill-server");
 }
 
 #[test]

@@ -35,6 +35,10 @@ pub struct RemotePlace {
     pub host: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmux: Option<TmuxPane>,
+    /// The ssh connection's ControlMaster socket here (`cmux-tray ssh` makes one): the way to
+    /// that machine without a new connection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<PathBuf>,
 }
 
 /// A tmux pane: its server's socket and its ids (`$1`, `@2`, `%3`). The pane id is what counts

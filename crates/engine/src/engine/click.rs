@@ -105,7 +105,14 @@ impl Engine {
                 }
             },
             Route::Terminal(place) => match self.inner.terminals.reveal(&place, activation.as_deref()).await {
-                Ok(()) => Some(place.describe()),
+                Ok(()) => {
+                    if let Some(there) = place.remote.as_deref()
+                        && self.delivery_settings().select_remote_pane
+                    {
+                        crate::terminal::remote::select(there).await;
+                    }
+                    Some(place.describe())
+                }
                 Err(e) => {
                     let note = match &e {
                         RevealError::Gone(why) => say!(self.inner.lang, "reveal-gone", why = why.as_str()),

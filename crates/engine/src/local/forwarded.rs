@@ -15,6 +15,9 @@ use crate::terminal;
 /// Set by `cmux-tray ssh` on the ssh it runs: the host as the person named it.
 pub const HOST_VARIABLE: &str = "CMUX_TRAY_SSH_HOST";
 
+/// Set by `cmux-tray ssh` on the ssh it runs: the ControlMaster socket that session serves.
+pub const CONTROL_VARIABLE: &str = "CMUX_TRAY_SSH_CONTROL";
+
 /// The forwarded socket's name in the remote user's home (`cmux-tray ssh`, the `~/.ssh/config`
 /// block); a client there finds it by itself when no variable names a socket.
 pub const FORWARDED_SOCKET: &str = ".cmux-tray.sock";
@@ -26,6 +29,8 @@ pub struct Forwarded {
     pub host: String,
     /// The local terminal place of the ssh process (its tmux pane, kitty window, X11 window …).
     pub place: Option<Place>,
+    /// The session's ControlMaster socket, when `cmux-tray ssh` made one.
+    pub control: Option<std::path::PathBuf>,
 }
 
 /// The forward behind a connection whose peer process is `pid`, when that peer is an ssh client
@@ -39,7 +44,8 @@ pub async fn of_peer(pid: Option<u32>) -> Option<Forwarded> {
     let named = env.get(HOST_VARIABLE).cloned();
     let host = named.or_else(|| host_of_command_line(&arguments_of(pid))).and_then(|h| clean_host(&h)).unwrap_or_else(|| "ssh".into());
     let place = terminal::of_caller(&env, pid).await;
-    Some(Forwarded { host, place })
+    let control = env.get(CONTROL_VARIABLE).map(std::path::PathBuf::from).filter(|p| p.is_absolute());
+    Some(Forwarded { host, place, control })
 }
 
 impl Forwarded {
@@ -53,7 +59,7 @@ impl Forwarded {
             None => self.host.clone(),
         };
         post.subtitle = if post.subtitle.trim().is_empty() { origin } else { format!("{origin} · {}", post.subtitle) };
-        let there = RemotePlace { host: self.host.clone(), tmux: remote.and_then(|p| p.tmux) };
+        let there = RemotePlace { host: self.host.clone(), tmux: remote.and_then(|p| p.tmux), control: self.control.clone() };
         post.place = Some(Place { remote: Some(Box::new(there)), ..self.place.clone().unwrap_or_default() });
     }
 }
@@ -139,7 +145,7 @@ mod tests {
     #[test]
     fn a_remote_notice_names_its_host_and_pane_and_goes_to_the_local_terminal() {
         let local = Place { x11: Some(crate::place::X11Window { display: ":1".into(), window: 7 }), ..Default::default() };
-        let forwarded = Forwarded { host: "devbox".into(), place: Some(local.clone()) };
+        let forwarded = Forwarded { host: "devbox".into(), place: Some(local.clone()), control: None };
         let remote = Place {
             tmux: Some(crate::place::TmuxPane { socket: "/tmp/tmux-1000/default".into(), session: None, window: None, pane: "%3".into() }),
             ..Default::default()

@@ -12,6 +12,7 @@
 mod confine;
 pub mod kitty;
 pub mod process;
+pub mod remote;
 pub mod sway;
 pub mod tmux;
 pub mod trust;

@@ -1,0 +1,57 @@
+//! A tmux pane on another machine, selected over the ssh connection the notice came through:
+//! its ControlMaster socket (`cmux-tray ssh` makes one), never a new connection (a failing
+//! master falls back to `ProxyCommand=false`, which connects nowhere) and no credentials of
+//! ours. Only when `delivery.select_remote_pane` is on (docs/terminals.md, "Agents on another
+//! machine").
+
+use std::time::Duration;
+
+use crate::place::RemotePlace;
+
+/// How long the remote tmux may take to answer over the master.
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Selects the notice's remote tmux pane (its window, then the pane) over the session's
+/// ControlMaster. What goes wrong is logged: the local terminal was revealed already.
+pub async fn select(there: &RemotePlace) {
+    let (Some(pane), Some(control)) = (&there.tmux, &there.control) else { return };
+    // The remote shell reads ssh's command line: the socket single-quoted, the ids are checked
+    // `%N` shapes (place.rs).
+    let socket = quoted(&pane.socket.to_string_lossy());
+    let id = quoted(&pane.pane);
+    let command = format!("tmux -S {socket} select-window -t {id} \\; select-pane -t {id}");
+    let run = crate::private::person_command("ssh")
+        .arg("-S")
+        .arg(control)
+        .args(["-o", "ControlMaster=no", "-o", "ProxyCommand=false", "-o", "BatchMode=yes", "-T"])
+        .arg(&there.host)
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(REMOTE_TIMEOUT, run).await {
+        Ok(Ok(out)) if out.status.success() => tracing::info!(host = %there.host, pane = %pane.pane, "the remote pane selected"),
+        Ok(Ok(out)) => tracing::info!(
+            host = %there.host,
+            "the remote pane was not selected: ssh exited {} ({})",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Ok(Err(e)) => tracing::info!(host = %there.host, "the remote pane was not selected: ssh could not run: {e}"),
+        Err(_) => tracing::info!(host = %there.host, "the remote pane was not selected: no answer within {REMOTE_TIMEOUT:?}"),
+    }
+}
+
+/// A word the remote's shell reads as itself.
+fn quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_word_is_quoted_for_the_remote_shell() {
+        assert_eq!(super::quoted("/tmp/tmux-1000/default"), "'/tmp/tmux-1000/default'");
+        assert_eq!(super::quoted("/tmp/o'neil"), "'/tmp/o'\\''neil'");
+    }
+}
