@@ -80,7 +80,7 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     let home = Home::new(&cloud.origin(), &desktop.address);
     // The person allows a click to select the remote pane (over the ssh's own ControlMaster).
     std::fs::create_dir_all(home.config_file().parent().unwrap()).unwrap();
-    std::fs::write(home.config_file(), "[delivery]\nselect_remote_pane = true\n").unwrap();
+    std::fs::write(home.config_file(), "[delivery]\nremote_tmux = true\n").unwrap();
     let _daemon: Daemon = home.daemon_with("no-token-needed-for-local-notices", &[("DISPLAY", desktop.display.as_deref().unwrap())]);
     let sshd = Sshd::start();
     let user = RemoteUser::make("cmux-tray-remote1", &sshd);
@@ -117,11 +117,13 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     wait_until("the first notice decided", LIMIT, || titled(&home, "Looked at").first().is_some_and(|n| n["delivery"].is_string()));
     assert_eq!(titled(&home, "Looked at")[0]["delivery"], "focused");
 
-    // From a pane of the remote tmux's second window, the same window active here: which pane
-    // is looked at there cannot be told from here, so it is one banner. The person's remote
-    // tmux shows its first window meanwhile.
+    // From a pane of the remote tmux's second window while its first is shown there, the
+    // terminal running ssh active here: that pane is not looked at, so it is one banner.
     assert!(user.sh("tmux -L agent new-window -t agent:1").status.success());
     let pane = String::from_utf8_lossy(&user.sh("tmux -L agent display -p -t agent:1 '#{pane_id}'").stdout).trim().to_string();
+    assert!(user.sh("tmux -L agent select-window -t agent:0").status.success());
+    let shown = || String::from_utf8_lossy(&user.sh("tmux -L agent list-clients -F '#{window_index}'").stdout).trim().to_string();
+    assert_eq!(shown(), "0");
     let notify = |title: &str| {
         format!("tmux -L agent send-keys -t agent:1 \"{} notify --title '{title}' --body 'tests passed'\" Enter", user.client())
     };
@@ -135,9 +137,6 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     assert!(notice["place"]["tmux"].is_null(), "the remote's tmux socket is never obeyed here: {notice}");
     assert_eq!(notice["place"]["remote"]["tmux"]["pane"], pane.as_str(), "the remote pane is kept, to be shown: {notice}");
 
-    assert!(user.sh("tmux -L agent select-window -t agent:0").status.success());
-    let shown = || String::from_utf8_lossy(&user.sh("tmux -L agent list-clients -F '#{window_index}'").stdout).trim().to_string();
-    assert_eq!(shown(), "0");
     // The person looks at another window, and clicks the banner.
     let other = desktop.spawn_on_display(&home, "/usr/bin/xterm", &["-e", "sleep", "600"]);
     let other = desktop.window_of(other);
@@ -149,6 +148,13 @@ fn a_notice_from_a_remote_tmux_pane_is_one_banner_and_its_click_raises_the_local
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(banners(&desktop, "Remote turn").len(), 1, "one banner");
     assert_eq!(titled(&home, "Remote turn").len(), 1, "one notice");
+
+    // Now the person looks at that very pane there, in the terminal running ssh: no banner
+    // (asked of the remote tmux over the same connection).
+    assert!(user.sh(&notify("Pane looked at")).status.success());
+    wait_until("the notice decided", LIMIT, || titled(&home, "Pane looked at").first().is_some_and(|n| n["delivery"].is_string()));
+    assert_eq!(titled(&home, "Pane looked at")[0]["delivery"], "focused");
+    assert!(banners(&desktop, "Pane looked at").is_empty());
     let _ = user.sh("tmux -L agent kill-server");
 }
 

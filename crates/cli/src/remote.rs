@@ -50,7 +50,7 @@ pub(crate) async fn ssh(paths: &Paths, args: Vec<String>) -> anyhow::Result<()> 
     let local =
         local_socket.to_str().filter(|s| !s.contains(':')).context("the local socket's path holds a ':' (ssh's -R cannot name it)")?;
     // The session is a ControlMaster of its own, so a click can select the remote pane over
-    // this very connection (`delivery.select_remote_pane`); it ends with the session.
+    // this very connection (`delivery.remote_tmux`); it ends with the session.
     private::create_dir(&paths.runtime_dir).with_context(|| format!("the folder {}", paths.runtime_dir.display()))?;
     let control = paths.runtime_dir.join(format!("ssh-{}", std::process::id()));
     let mut command = private::person_command("ssh");

@@ -107,7 +107,7 @@ impl Engine {
             Route::Terminal(place) => match self.inner.terminals.reveal(&place, activation.as_deref()).await {
                 Ok(()) => {
                     if let Some(there) = place.remote.as_deref()
-                        && self.delivery_settings().select_remote_pane
+                        && self.delivery_settings().remote_tmux
                     {
                         crate::terminal::remote::select(there).await;
                     }

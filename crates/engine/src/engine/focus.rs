@@ -89,7 +89,17 @@ impl Engine {
             }
         }
         let asked = places.iter().map(|place| async move {
-            let seen = tokio::time::timeout(FOCUS_BUDGET, self.inner.terminals.looked_at(place)).await.ok().flatten();
+            // A remote pane is looked at when the terminal running its ssh is, and the pane there.
+            let both = async {
+                match place.remote.as_deref() {
+                    Some(there) if there.tmux.is_some() => {
+                        let (here, there) = tokio::join!(self.inner.terminals.looked_at(place), crate::terminal::remote::looked_at(there));
+                        Some(here? && there?)
+                    }
+                    _ => self.inner.terminals.looked_at(place).await,
+                }
+            };
+            let seen = tokio::time::timeout(FOCUS_BUDGET, both).await.ok().flatten();
             tracing::debug!(place = %place.describe(), ?seen, "is the person looking at it");
             seen == Some(true)
         });
@@ -111,10 +121,12 @@ impl Engine {
         if let Some(ws) = &n.workspace_id {
             return Question::Known(self.is_focused(ws, n.surface_id.as_deref()));
         }
-        // A pane on another machine: which pane is looked at there cannot be told from here
-        // (docs/terminals.md, "Agents on another machine"), so its banner shows.
+        // A pane on another machine: asked there over the ssh's own master when the person
+        // allows it; otherwise it cannot be told from here, and its banner shows
+        // (docs/terminals.md, "Agents on another machine").
         if let Some(place) = &n.place
             && place.remote.as_ref().is_some_and(|r| r.tmux.is_some())
+            && !self.delivery_settings().remote_tmux
         {
             return Question::Known(false);
         }

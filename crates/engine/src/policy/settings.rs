@@ -46,9 +46,10 @@ pub struct DeliverySettings {
     pub quiet: QuietHours,
     /// The history keeps a notice this many days (what is still untold is always kept).
     pub history_days: u32,
-    /// A click on a notice from another machine's tmux pane also selects that pane, over the
-    /// ssh connection's own ControlMaster (docs/terminals.md, "Agents on another machine").
-    pub select_remote_pane: bool,
+    /// The tray speaks to another machine's tmux over the ssh connection's own ControlMaster: a
+    /// click selects the notice's pane there, and no banner shows while that pane is looked at
+    /// (docs/terminals.md, "Agents on another machine").
+    pub remote_tmux: bool,
 }
 
 impl Default for DeliverySettings {
@@ -66,7 +67,7 @@ impl Default for DeliverySettings {
             attention: true,
             quiet: QuietHours { enabled: false, schedule: Schedule::default(), needs_you_breaks_through: false, time_zone: None },
             history_days: 30,
-            select_remote_pane: false,
+            remote_tmux: false,
         }
     }
 }
@@ -138,7 +139,7 @@ pub const SETTINGS: &[Setting] = &[
     setting!("delivery.quiet_hours.needs_you_breaks_through", Bool, quiet.needs_you_breaks_through, boolean, plain),
     setting!("delivery.quiet_hours.time_zone", TimeZone, quiet.time_zone, time_zone, zone_text),
     setting!("delivery.history_days", Days, history_days, days, plain),
-    setting!("delivery.select_remote_pane", Bool, select_remote_pane, boolean, plain),
+    setting!("delivery.remote_tmux", Bool, remote_tmux, boolean, plain),
 ];
 
 /// The tables inside `[delivery]`, and what a value there that is no table is told.

@@ -1,8 +1,8 @@
 //! A tmux pane on another machine, selected over the ssh connection the notice came through:
 //! its ControlMaster socket (`cmux-tray ssh` makes one), never a new connection (a failing
 //! master falls back to `ProxyCommand=false`, which connects nowhere) and no credentials of
-//! ours. Only when `delivery.select_remote_pane` is on (docs/terminals.md, "Agents on another
-//! machine").
+//! ours. Only when `delivery.remote_tmux` is on (docs/terminals.md, "Agents on another
+//! machine"): a click selects the pane, and the focus rule asks whether it is looked at.
 
 use std::time::Duration;
 
@@ -20,25 +20,43 @@ pub async fn select(there: &RemotePlace) {
     let socket = quoted(&pane.socket.to_string_lossy());
     let id = quoted(&pane.pane);
     let command = format!("tmux -S {socket} select-window -t {id} \\; select-pane -t {id}");
+    match over_master(control, &there.host, &command).await {
+        Ok(_) => tracing::info!(host = %there.host, pane = %pane.pane, "the remote pane selected"),
+        Err(why) => tracing::info!(host = %there.host, "the remote pane was not selected: {why}"),
+    }
+}
+
+/// Whether the person looks at the notice's remote pane: it is the active pane of its window,
+/// the active window of a session a client is attached to. `None` when it cannot be told (no
+/// master, no answer).
+pub async fn looked_at(there: &RemotePlace) -> Option<bool> {
+    let (Some(pane), Some(control)) = (&there.tmux, &there.control) else { return None };
+    let socket = quoted(&pane.socket.to_string_lossy());
+    let command =
+        format!("tmux -S {socket} display -p -t {} '#{{pane_active}} #{{window_active}} #{{session_attached}}'", quoted(&pane.pane));
+    let out = over_master(control, &there.host, &command).await.ok()?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    let mut words = said.split_whitespace();
+    let (pane_active, window_active, attached) = (words.next()?, words.next()?, words.next()?.parse::<u32>().ok()?);
+    Some(pane_active == "1" && window_active == "1" && attached > 0)
+}
+
+/// One command on the remote over the ControlMaster `control`, never a new connection.
+async fn over_master(control: &std::path::Path, host: &str, command: &str) -> Result<std::process::Output, String> {
     let run = crate::private::person_command("ssh")
         .arg("-S")
         .arg(control)
         .args(["-o", "ControlMaster=no", "-o", "ProxyCommand=false", "-o", "BatchMode=yes", "-T"])
-        .arg(&there.host)
+        .arg(host)
         .arg(command)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();
     match tokio::time::timeout(REMOTE_TIMEOUT, run).await {
-        Ok(Ok(out)) if out.status.success() => tracing::info!(host = %there.host, pane = %pane.pane, "the remote pane selected"),
-        Ok(Ok(out)) => tracing::info!(
-            host = %there.host,
-            "the remote pane was not selected: ssh exited {} ({})",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-        Ok(Err(e)) => tracing::info!(host = %there.host, "the remote pane was not selected: ssh could not run: {e}"),
-        Err(_) => tracing::info!(host = %there.host, "the remote pane was not selected: no answer within {REMOTE_TIMEOUT:?}"),
+        Ok(Ok(out)) if out.status.success() => Ok(out),
+        Ok(Ok(out)) => Err(format!("ssh exited {} ({})", out.status, String::from_utf8_lossy(&out.stderr).trim())),
+        Ok(Err(e)) => Err(format!("ssh could not run: {e}")),
+        Err(_) => Err(format!("no answer within {REMOTE_TIMEOUT:?}")),
     }
 }
 
