@@ -4,6 +4,7 @@
 //! call is the windows process's to check (each window's Tauri capability).
 
 use cmux_tray_engine::lang::say;
+use cmux_tray_engine::notice::Item;
 use cmux_tray_engine::view::history::HistoryFilter;
 use cmux_tray_engine::view::settings::QuietWindowDraft;
 use serde::Deserialize;
@@ -54,11 +55,11 @@ enum Call {
     /// A followed item (`run:<id>`, `handoff:<id>`) opened as the tray's line for it opens it:
     /// false when nothing was told about it yet (the page shows its card).
     OpenItem {
-        item: String,
+        item: Item,
     },
     /// The history shows this item's card to the person (focused), or nothing.
     Viewing {
-        item: Option<String>,
+        item: Option<Item>,
     },
     SignInStart {},
     SignInWait {},
@@ -137,8 +138,8 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
         Call::OpenNotice { key } => to_value(engine.open_notice(&key).await.map_err(failed)?),
         Call::OpenItem { item } => to_value(engine.open_item(&item).await.map_err(failed)?),
         Call::Viewing { item } => {
-            let item = item.filter(|i| i.starts_with("run:") || i.starts_with("handoff:"));
-            to_value(engine.set_viewing(item.as_deref()).await.map_err(failed)?)
+            let item = item.filter(Item::is_cloud);
+            to_value(engine.set_viewing(item.as_ref()).await.map_err(failed)?)
         }
         Call::SignInStart {} => {
             let start = engine.device_start().await.map_err(failed)?;
@@ -315,7 +316,7 @@ mod tests {
             ("resume", json!({})),
             ("mark_all_read", json!({})),
             ("open_notice", json!({"key": "k"})),
-            ("open_item", json!({"item": "run:run_1"})),
+            ("open_item", json!({"item": "run:run_0123456789abcdef0123"})),
             ("viewing", json!({"item": null})),
             ("sign_in_start", json!({})),
             ("sign_in_wait", json!({})),

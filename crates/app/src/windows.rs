@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use cmux_tray_engine::channel::{self, ChannelKey, FromTray, Page, Program};
 use cmux_tray_engine::lock::Locked;
+use cmux_tray_engine::notice::Item;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::App;
@@ -195,16 +196,16 @@ pub fn open_notice(app: &std::sync::Arc<App>, key: String) {
 }
 
 /// Shows what an item is (`run:<id>`, `handoff:<id>`): its card in the history, else the history.
-pub fn open_item(app: &App, item: &str) {
+pub fn open_item(app: &App, item: &Item) {
     app.windows.open(app, Page::History, card_of(item));
 }
 
 /// The history's query for an item's card (`run=<id>`, `handoff=<id>`); none for other items.
-fn card_of(item: &str) -> Option<String> {
-    match item.split_once(':') {
-        Some(("run", id)) => Some(format!("run={id}")),
-        Some(("handoff", id)) => Some(format!("handoff={id}")),
-        _ => None,
+fn card_of(item: &Item) -> Option<String> {
+    match item {
+        Item::Run(id) => Some(format!("run={id}")),
+        Item::Handoff(id) => Some(format!("handoff={id}")),
+        Item::Local(_) | Item::App(_) | Item::Account(_) => None,
     }
 }
 

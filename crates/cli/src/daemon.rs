@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use cmux_tray_engine::EngineError;
 use cmux_tray_engine::config::Paths;
+use cmux_tray_engine::notice::Item;
 
 use crate::environment;
 
@@ -23,8 +24,8 @@ pub(crate) async fn daemon(paths: &Paths) -> anyhow::Result<()> {
         Err(e) if !is_passing(&e) => {
             // Said once where the person looks: a banner, when a notification server is up.
             let banner = cmux_tray_engine::desktop::Banner {
-                item: "app:cannot-start".into(),
-                notice_key: "app:cannot-start".into(),
+                item: Item::App("cannot-start".into()),
+                notice_key: Item::App("cannot-start".into()).key(),
                 title: "cmux-tray cannot start".into(),
                 body: cmux_tray_engine::text::clean(&format!("{e:#}"), false),
                 urgent: false,

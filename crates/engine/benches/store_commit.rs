@@ -7,14 +7,16 @@
 
 use std::time::{Duration, Instant};
 
-use cmux_tray_engine::notice::{Notice, Source};
+use cmux_tray_engine::cloud::RunId;
+use cmux_tray_engine::notice::{Item, Notice, Source};
 use cmux_tray_engine::policy::Reason;
 use cmux_tray_engine::store::Store;
 
 fn notice(i: usize) -> Notice {
+    let item = Item::Run(RunId::parse(&format!("run_{i:020x}")).unwrap());
     Notice {
-        key: format!("run:run_{i:020x}"),
-        item: format!("run:run_{i:020x}"),
+        key: item.key(),
+        item,
         source: Source::Run,
         status: "finished".into(),
         title: format!("Run {i}"),

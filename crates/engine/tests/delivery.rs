@@ -6,6 +6,7 @@ mod common;
 use std::time::Duration;
 
 use cmux_cloud_sim::RunChange;
+use cmux_tray_engine::notice::Item;
 use cmux_tray_engine::notice::local::LocalPost;
 use common::*;
 
@@ -145,7 +146,7 @@ async fn a_focused_surface_gets_no_banner_and_viewing_marks_read() {
     assert_eq!(delivery_of(&w, ho.as_str()).as_deref(), Some("focused"));
     // The app's own window showing an item counts the same.
     let run = w.run("On screen");
-    w.engine.set_viewing(Some(&format!("run:{run}"))).await.unwrap();
+    w.engine.set_viewing(Some(&Item::Run(run.clone()))).await.unwrap();
     w.engine.follow_run(&run).unwrap();
     w.sim.sim.update_run(run.as_str(), RunChange::status("succeeded"));
     pass(SECS(10)).await;
@@ -157,10 +158,10 @@ async fn a_focused_surface_gets_no_banner_and_viewing_marks_read() {
     w.engine.follow_run(&shown).unwrap();
     w.sim.sim.update_run(shown.as_str(), RunChange::status("succeeded"));
     eventually("its banner", SECS(10), || !w.banners_for(shown.as_str()).is_empty()).await;
-    let (banner, _) = w.desktop.posted().into_iter().find(|(_, b)| b.item.ends_with(shown.as_str())).unwrap();
-    w.engine.set_viewing(Some(&format!("run:{shown}"))).await.unwrap();
+    let (banner, _) = w.desktop.posted().into_iter().find(|(_, b)| b.item == Item::Run(shown.clone())).unwrap();
+    w.engine.set_viewing(Some(&Item::Run(shown.clone()))).await.unwrap();
     assert!(w.desktop.withdrawn().contains(&banner), "the banner is taken away");
-    let n = w.engine.store().latest_told(&format!("run:{shown}")).unwrap().unwrap();
+    let n = w.engine.store().latest_told(&Item::Run(shown.clone())).unwrap().unwrap();
     assert!(n.read_at.is_some(), "marked read");
 }
 

@@ -154,7 +154,7 @@ async fn a_handoff_followed_through_a_link_from_outside_never_opens_a_workspace_
         cmux_cloud_sim::HandoffChange { status: Some("done".into()), summary: Some("Deployed".into()), ..Default::default() },
     );
     eventually("the banner", SECS(30), || w.banners_for(id.as_str()).len() == 1).await;
-    let (banner_id, _) = w.desktop.posted().into_iter().find(|(_, b)| b.item.ends_with(id.as_str())).unwrap();
+    let (banner_id, _) = w.desktop.posted().into_iter().find(|(_, b)| b.item.to_string().ends_with(id.as_str())).unwrap();
     w.desktop.click(banner_id);
     // The click opens the app on the card (docs/notices.md §4), not a workspace on the host.
     let clicked = tokio::time::timeout(SECS(10), async {
@@ -166,5 +166,5 @@ async fn a_handoff_followed_through_a_link_from_outside_never_opens_a_workspace_
     })
     .await
     .expect("the click reaches the app");
-    assert_eq!(clicked.item, format!("handoff:{id}"));
+    assert_eq!(clicked.item.to_string(), format!("handoff:{id}"));
 }

@@ -72,7 +72,7 @@ async fn a_stalled_pane_sending_a_thousand_notices_holds_no_cloud_banner_back() 
     pass(SECS(5)).await;
     let ended = tokio::time::Instant::now();
     d._sim.sim.update_run(run.as_str(), cmux_cloud_sim::RunChange::status("succeeded"));
-    let told = |d: &Desk| d.desktop.posted().iter().any(|(_, b)| b.item == format!("run:{run}"));
+    let told = |d: &Desk| d.desktop.posted().iter().any(|(_, b)| b.item.to_string() == format!("run:{run}"));
     eventually("the Run's banner", SECS(3600), || told(&d)).await;
     let after = ended.elapsed();
     println!("the Run's banner {after:?} after its end; the stalled pane was asked {} times for 1,000 notices", d.terminals.asked());
@@ -143,5 +143,5 @@ async fn one_banner_per_pane_and_inside_cmux_the_surface_is_the_item() {
         ..post("In cmux", Some(pane(5)))
     };
     let n = d.engine.post_local(inside).await.unwrap();
-    assert_eq!(n.item, "local:D9C269B8-1A2B-4C3D-8E9F-0123456789AB:B9DD280A-0000-0000-0000-000000000001");
+    assert_eq!(n.item.to_string(), "local:D9C269B8-1A2B-4C3D-8E9F-0123456789AB:B9DD280A-0000-0000-0000-000000000001");
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use cmux_tray_engine::channel::Page;
 use cmux_tray_engine::lang::Lang;
 use cmux_tray_engine::lang::say;
+use cmux_tray_engine::notice::Item;
 use cmux_tray_engine::policy::PauseFor;
 use cmux_tray_engine::view::{Icon, TrayView};
 
@@ -36,7 +37,7 @@ pub enum Action {
     SignIn,
     SignOut,
     /// A followed item (`run:<id>`, `handoff:<id>`): its tab, a workspace on its host, or its card.
-    OpenItem(String),
+    OpenItem(Item),
     /// A notice, as a click on its banner opens it.
     OpenNotice(String),
     /// The team whose Runs and hand-offs are followed.
@@ -67,7 +68,7 @@ impl Action {
 
     pub fn from_id(id: &str) -> Option<Action> {
         if let Some(item) = id.strip_prefix("item:") {
-            return Some(Action::OpenItem(item.into()));
+            return Item::parse(item).ok().map(Action::OpenItem);
         }
         if let Some(key) = id.strip_prefix("notice:") {
             return Some(Action::OpenNotice(key.into()));
@@ -305,7 +306,7 @@ mod tests {
         let all = [
             Action::SignIn,
             Action::SignOut,
-            Action::OpenItem("run:run_0123456789abcdef0123".into()),
+            Action::OpenItem(Item::parse("run:run_0123456789abcdef0123").unwrap()),
             Action::OpenNotice("handoff:ho_0123456789abcdef0123:2:done".into()),
             Action::ChooseTeam("team_0123456789abcdef0123".into()),
             Action::MarkAllRead,

@@ -5,25 +5,38 @@ use serde::{Deserialize, Serialize};
 
 use super::ids::{HandoffId, RunId, TeamId};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunStatus {
-    Queued,
-    Running,
-    Cancelling,
-    Succeeded,
-    Failed,
-    Cancelled,
+crate::words::text_enum! {
+    /// A Run's status as the API sends it (docs/cloud-api.md).
+    pub enum RunStatus {
+        Queued = "queued",
+        Running = "running",
+        Cancelling = "cancelling",
+        Succeeded = "succeeded",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
 }
 
-/// The four words of a Run banner's body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Outcome {
-    Finished,
-    Failed,
-    TimedOut,
-    Cancelled,
+crate::words::text_enum! {
+    /// How a Run ended: the four words of a Run banner's body, as the API sends them, and as a
+    /// card and a notice keep them.
+    pub enum Outcome {
+        Finished = "finished",
+        Failed = "failed",
+        TimedOut = "timedOut",
+        Cancelled = "cancelled",
+    }
+}
+
+impl Outcome {
+    /// The terminal status a Run with this outcome has (a Run read back from its card).
+    pub fn run_status(self) -> RunStatus {
+        match self {
+            Outcome::Finished => RunStatus::Succeeded,
+            Outcome::Cancelled => RunStatus::Cancelled,
+            Outcome::Failed | Outcome::TimedOut => RunStatus::Failed,
+        }
+    }
 }
 
 /// What a finished Run hands back: enough to open its card or its session.
@@ -73,15 +86,16 @@ impl Run {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HandoffStatus {
-    Starting,
-    Running,
-    Done,
-    Failed,
-    Cancelled,
-    NeedsYou,
+crate::words::text_enum! {
+    /// A hand-off turn's status as the hand-off store sends it.
+    pub enum HandoffStatus {
+        Starting = "starting",
+        Running = "running",
+        Done = "done",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        NeedsYou = "needs-you",
+    }
 }
 
 impl HandoffStatus {
@@ -89,24 +103,14 @@ impl HandoffStatus {
     pub fn ends_turn(self) -> bool {
         matches!(self, Self::Done | Self::Failed | Self::Cancelled)
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Starting => "starting",
-            Self::Running => "running",
-            Self::Done => "done",
-            Self::Failed => "failed",
-            Self::Cancelled => "cancelled",
-            Self::NeedsYou => "needs-you",
-        }
-    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HandoffState {
-    Open,
-    Closed,
+crate::words::text_enum! {
+    /// Whether a hand-off takes more turns.
+    pub enum HandoffState {
+        Open = "open",
+        Closed = "closed",
+    }
 }
 
 /// A hand-off as the store answers it. `state` is absent in a store from before turns.

@@ -131,11 +131,12 @@ impl Freedesktop {
         hints.insert("urgency", Value::U8(if banner.urgent { 2 } else { 1 }));
         // The stack tags replace an item's banner whose id was lost (a crash before the id was
         // saved); a replacement by id needs neither, and mako crashes when it gets both.
+        let tag = banner.item.to_string();
         if banner.replaces.is_none() {
-            hints.insert("x-dunst-stack-tag", Value::Str(banner.item.as_str().into()));
-            hints.insert("x-canonical-private-synchronous", Value::Str(banner.item.as_str().into()));
+            hints.insert("x-dunst-stack-tag", Value::Str(tag.clone().into()));
+            hints.insert("x-canonical-private-synchronous", Value::Str(tag.clone().into()));
         }
-        hints.insert("x-cmux-tray-item", Value::Str(banner.item.as_str().into()));
+        hints.insert("x-cmux-tray-item", Value::Str(tag.into()));
         hints.insert("x-cmux-tray-notice", Value::Str(banner.notice_key.as_str().into()));
         hints.insert("desktop-entry", Value::Str("cmux-tray".into()));
         if banner.sound {

@@ -17,7 +17,7 @@ pub enum Hearing {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Banner {
     /// The item it is about (`run:<id>`, `handoff:<id>` …): one live banner per item.
-    pub item: String,
+    pub item: crate::notice::Item,
     /// The notice it tells.
     pub notice_key: String,
     pub title: String,

@@ -11,6 +11,7 @@ use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
 use crate::lang::say;
 use crate::lock::Locked;
+use crate::notice::Item;
 use crate::place::Place;
 use crate::store::{FollowKind, StoreError, StoredNotice};
 use crate::terminal::RevealError;
@@ -37,7 +38,7 @@ impl Engine {
     /// Opens a followed item (`run:<id>`, `handoff:<id>`) from a menu: as a click on its last
     /// banner would (its tab, a workspace on its host, or its card). Returns false when nothing
     /// was told about it yet; the shell then shows the item itself.
-    pub async fn open_item(&self, item: &str) -> Result<bool, EngineError> {
+    pub async fn open_item(&self, item: &Item) -> Result<bool, EngineError> {
         let Some(notice) = self.inner.store.latest_told(item)? else { return Ok(false) };
         self.reveal(notice, None).await;
         Ok(true)
@@ -54,9 +55,9 @@ impl Engine {
     /// A hand-off made on this machine whose session no tab shows: a workspace on its host
     /// (docs/notices.md §4). `None` for anything else.
     fn host_link(&self, notice: &StoredNotice) -> Option<String> {
-        let id = notice.item.strip_prefix("handoff:")?;
+        let Item::Handoff(id) = &notice.item else { return None };
         let host = notice.host.as_deref()?;
-        let made_here = self.inner.store.follow(FollowKind::Handoff, id).ok().flatten().is_some_and(|f| f.made_here);
+        let made_here = self.inner.store.follow(FollowKind::Handoff, id.as_str()).ok().flatten().is_some_and(|f| f.made_here);
         made_here.then(|| crate::reveal::ssh_link(host, &notice.title)).flatten()
     }
 
@@ -86,9 +87,11 @@ impl Engine {
                 None => say!(lang, "opens-workspace-unknown"),
             },
             Route::Terminal(place) => say!(lang, "opens-terminal", place = place.describe()),
-            Route::Card if notice.item.starts_with("run:") => say!(lang, "opens-run-card"),
-            Route::Card if notice.item.starts_with("handoff:") => say!(lang, "opens-handoff-card"),
-            Route::Card => say!(lang, "opens-history"),
+            Route::Card => match notice.item {
+                Item::Run(_) => say!(lang, "opens-run-card"),
+                Item::Handoff(_) => say!(lang, "opens-handoff-card"),
+                Item::Local(_) | Item::App(_) | Item::Account(_) => say!(lang, "opens-history"),
+            },
         }
     }
 

@@ -24,7 +24,7 @@ use super::Engine;
 use super::settle::Verdict;
 use crate::desktop::{Banner, DesktopError};
 use crate::lock::Locked;
-use crate::notice::{Notice, Source};
+use crate::notice::{Item, Notice, Source};
 use crate::policy::{self, Candidate, Moment, Reason};
 use crate::status::Problem;
 use crate::store::{StoreError, StoredNotice};
@@ -206,9 +206,10 @@ impl Engine {
                 let leader = self.leader_of(source, chain).await?;
                 let titles: Vec<String> = leader.iter().chain(&batch).map(|n| n.title.clone()).collect();
                 let keys: Vec<String> = batch.iter().map(|n| n.key.clone()).collect();
+                let burst = Item::App(format!("coalesced:{}", source.as_str()));
                 let banner = app_notice(
-                    &format!("coalesced:{}:{now_ms}", source.as_str()),
-                    &format!("coalesced:{}", source.as_str()),
+                    burst.key_with(now_ms),
+                    burst,
                     policy::coalesced_title(&self.inner.lang, source, batch.len() + recent),
                     policy::list_body(&self.inner.lang, &titles),
                 );
@@ -251,9 +252,10 @@ impl Engine {
                     let reason = if held.iter().all(|n| n.delivery == Some(Reason::Paused)) { Reason::Paused } else { Reason::QuietHours };
                     let titles: Vec<String> = held.iter().map(|n| n.title.clone()).collect();
                     let keys: Vec<String> = held.iter().map(|n| n.key.clone()).collect();
+                    let summary_item = Item::App("summary".into());
                     let summary = app_notice(
-                        &format!("summary:{now_ms}"),
-                        "summary",
+                        summary_item.key_with(now_ms),
+                        summary_item,
                         policy::summary_title(&self.inner.lang, held.len(), reason),
                         policy::list_body(&self.inner.lang, &titles),
                     );
@@ -395,10 +397,10 @@ impl Engine {
 }
 
 /// A banner of the app's own (a burst, a summary); its click opens the history.
-fn app_notice(key: &str, item: &str, title: String, body: String) -> Notice {
+fn app_notice(key: String, item: Item, title: String, body: String) -> Notice {
     Notice {
-        key: format!("app:{key}"),
-        item: format!("app:{item}"),
+        key,
+        item,
         source: Source::App,
         status: "summary".into(),
         title,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::{Engine, EngineError};
 use crate::lock::Locked;
+use crate::notice::Item;
 use crate::place::Place;
 use crate::store::{SessionShown, StoredNotice};
 
@@ -27,7 +28,7 @@ pub(super) struct Looking {
     /// Terminal surfaces the person is looking at, as terminals report them (`surface.focus`).
     pub(super) focused: std::sync::Mutex<std::collections::HashSet<(String, Option<String>)>>,
     /// Items the app's own window shows right now.
-    pub(super) viewing: std::sync::Mutex<std::collections::HashSet<String>>,
+    pub(super) viewing: std::sync::Mutex<std::collections::HashSet<Item>>,
 }
 
 impl Engine {
@@ -60,11 +61,11 @@ impl Engine {
     /// The app's window shows this item (`run:<id>`, `handoff:<id>`) to the person now, or
     /// nothing (`None`): the same as a focused terminal surface. What was told about the item is
     /// marked read and its banner withdrawn; what comes while it is shown gets no banner.
-    pub async fn set_viewing(&self, item: Option<&str>) -> Result<(), EngineError> {
+    pub async fn set_viewing(&self, item: Option<&Item>) -> Result<(), EngineError> {
         {
             let mut set = self.inner.looking.viewing.locked();
             set.clear();
-            set.extend(item.map(String::from));
+            set.extend(item.cloned());
         }
         let Some(item) = item else { return Ok(()) };
         let keys = self.inner.store.mark_read_for_item(item, self.inner.clock.now_ms())?;

@@ -38,7 +38,8 @@ impl Engine {
         let now = self.inner.clock.now_ms();
         let old = store.cards_ended_before(now - CARD_KEEP_MS)?;
         for card in &old {
-            if let Some(banner) = store.live_banner(&notice::run_item(&card.run_id))? {
+            let item = crate::cloud::RunId::parse(&card.run_id).ok().map(notice::Item::Run);
+            if let Some(banner) = item.map(|item| store.live_banner(&item)).transpose()?.flatten() {
                 self.withdraw(banner).await;
             }
             store.drop_card(&card.run_id)?;

@@ -171,9 +171,10 @@ impl Engine {
         }
         let _ = self.inner.store.set_account_problem(Some(&Problem::TokenRefused.to_string()));
         let now = self.inner.clock.now_ms();
+        let item = crate::notice::Item::Account(account.into());
         let notice = Notice {
-            key: format!("account:{account}:sign-in-needed:{now}"),
-            item: format!("account:{account}"),
+            key: item.key_with(format_args!("sign-in-needed:{now}")),
+            item,
             source: Source::App,
             status: "sign-in-needed".into(),
             title: say!(self.inner.lang, "sign-in-again-title"),

@@ -56,7 +56,7 @@ impl Engine {
     }
 
     /// One item's notices (a hand-off's turns), newest last, as the history shows them.
-    pub fn item_rows(&self, item: &str) -> Result<Vec<HistoryRow>, EngineError> {
+    pub fn item_rows(&self, item: &crate::notice::Item) -> Result<Vec<HistoryRow>, EngineError> {
         let notices = self.inner.store.notices_for_item(item, 200)?;
         let (now, tz) = (self.inner.clock.now_ms(), local_zone());
         let mut rows: Vec<HistoryRow> =
@@ -78,7 +78,11 @@ impl Engine {
     /// A hand-off's card: its follow (title, state) and its turns as this app saw them.
     pub fn handoff_card(&self, handoff_id: &str) -> Result<HandoffCard, EngineError> {
         let follow = self.inner.store.follow(FollowKind::Handoff, handoff_id)?;
-        let turns = self.item_rows(&crate::notice::handoff_item(handoff_id))?;
+        // An id that is not a hand-off's names no item: no turns, as for one never told.
+        let turns = match crate::cloud::HandoffId::parse(handoff_id) {
+            Ok(id) => self.item_rows(&crate::notice::Item::Handoff(id))?,
+            Err(_) => Vec::new(),
+        };
         Ok(HandoffCard { follow, turns })
     }
 

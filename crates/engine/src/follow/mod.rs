@@ -320,12 +320,8 @@ impl Follower {
             (Some(card), _) => Ok(Box::new(Run {
                 id: id.clone(),
                 task: card.task,
-                status: match card.outcome.as_str() {
-                    "finished" => crate::cloud::RunStatus::Succeeded,
-                    "cancelled" => crate::cloud::RunStatus::Cancelled,
-                    _ => crate::cloud::RunStatus::Failed,
-                },
-                outcome: serde_json::from_value(serde_json::Value::String(card.outcome)).ok(),
+                status: card.outcome.run_status(),
+                outcome: Some(card.outcome),
                 receipt: card.receipt.and_then(|r| serde_json::from_value(r).ok()),
                 updated_at: None,
             })),

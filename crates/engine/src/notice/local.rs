@@ -6,7 +6,7 @@
 //! an agent asks a permission or a question) is urgent, "needs you" in its title, with a live
 //! banner of its own beside its pane's other notices (docs/notices.md §3).
 
-use super::{LocalOrigin, Notice, Source};
+use super::{Item, LocalOrigin, Notice, Source};
 use crate::lang::{Lang, say};
 use crate::text;
 
@@ -46,17 +46,17 @@ pub fn local_notice(lang: &Lang, post: &LocalPost, cmux_id: &str) -> Notice {
     let (workspace_id, surface_id) = (clean(&post.workspace_id), clean(&post.surface_id));
     let place = post.place.clone().filter(|p| !p.is_empty());
     // One live banner per terminal surface or pane: its next notice replaces the last.
-    let item = match (&workspace_id, &surface_id, place.as_ref().and_then(|p| p.key())) {
-        (Some(ws), Some(sf), _) => format!("local:{ws}:{sf}"),
-        (Some(ws), None, _) => format!("local:{ws}"),
-        (None, _, Some(key)) => format!("local:{key}"),
-        _ => format!("local:{cmux_id}"),
+    let shown_in = match (&workspace_id, &surface_id, place.as_ref().and_then(|p| p.key())) {
+        (Some(ws), Some(sf), _) => format!("{ws}:{sf}"),
+        (Some(ws), None, _) => ws.clone(),
+        (None, _, Some(key)) => key,
+        _ => cmux_id.to_string(),
     };
     // A question keeps its banner while the pane's next "turn complete" comes: its own item.
-    let item = if post.needs_you { format!("{item}:{NEEDS_YOU}") } else { item };
+    let shown_in = if post.needs_you { format!("{shown_in}:{NEEDS_YOU}") } else { shown_in };
     Notice {
-        key: format!("local:{cmux_id}"),
-        item,
+        key: Item::Local(cmux_id.into()).key(),
+        item: Item::Local(shown_in),
         source: Source::Local,
         status: if post.needs_you { NEEDS_YOU } else { "posted" }.into(),
         title: text::cut(&title, text::MAX_BODY_CHARS),
@@ -107,7 +107,7 @@ mod tests {
     #[test]
     fn one_banner_per_surface() {
         let mut p = post("t", "", "b");
-        assert_eq!(local_notice(&Lang::english(), &p, "A").item, "local:A");
+        assert_eq!(local_notice(&Lang::english(), &p, "A").item.to_string(), "local:A");
         p.workspace_id = Some("WS".into());
         p.surface_id = Some("SF".into());
         assert_eq!(local_notice(&Lang::english(), &p, "A").item, local_notice(&Lang::english(), &p, "B").item);

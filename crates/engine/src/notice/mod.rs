@@ -3,7 +3,10 @@
 //! Pure functions: snapshot (+ what this app knows) → at most one notice with its key and words.
 //! Never does I/O; the store makes "at most once per key" durable.
 
+pub mod item;
 pub mod local;
+
+pub use item::{BadItem, Item};
 
 use serde::{Deserialize, Serialize};
 
@@ -26,10 +29,10 @@ crate::words::text_enum! {
 /// Something worth one banner.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Notice {
-    /// Unique per piece of news: `run:<id>`, `handoff:<id>:<turn>:<status>`.
+    /// Unique per piece of news: `run:<id>`, `handoff:<id>:<turn>:<status>` (built by [`Item`]).
     pub key: String,
     /// One live banner per item: a later notice for the same item replaces this one's banner.
-    pub item: String,
+    pub item: Item,
     pub source: Source,
     /// The status word it reports (`succeeded`, `done`, `needs-you` …).
     pub status: String,
@@ -60,15 +63,6 @@ pub struct LocalOrigin {
     pub place: Option<crate::place::Place>,
 }
 
-/// The item key (one live banner each).
-pub fn run_item(run_id: &str) -> String {
-    format!("run:{run_id}")
-}
-
-pub fn handoff_item(handoff_id: &str) -> String {
-    format!("handoff:{handoff_id}")
-}
-
 /// What a Run snapshot means for its follow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunVerdict {
@@ -89,17 +83,11 @@ pub fn run_verdict(lang: &Lang, run: &Run, cancelled_here: bool) -> RunVerdict {
     if cancelled_here && outcome == Outcome::Cancelled {
         return RunVerdict::EndedQuietly;
     }
-    let status = match outcome {
-        Outcome::Finished => "finished",
-        Outcome::Failed => "failed",
-        Outcome::TimedOut => "timedOut",
-        Outcome::Cancelled => "cancelled",
-    };
     RunVerdict::Ended(Box::new(Notice {
-        key: run_item(run.id.as_str()),
-        item: run_item(run.id.as_str()),
+        key: Item::Run(run.id.clone()).key(),
+        item: Item::Run(run.id.clone()),
         source: Source::Run,
-        status: status.into(),
+        status: outcome.as_str().into(),
         title: run_title(lang, &run.task),
         body: run_body(lang, outcome),
         urgent: false,
@@ -149,9 +137,10 @@ pub fn handoff_verdict(lang: &Lang, h: &Handoff) -> HandoffVerdict {
         Some(s) => text::cut(&format!("{word} — {s}"), text::MAX_BODY_CHARS),
         None => word,
     };
+    let item = Item::Handoff(h.id.clone());
     let notice = Notice {
-        key: format!("handoff:{}:{}:{}", h.id, h.turn, h.status.as_str()),
-        item: handoff_item(h.id.as_str()),
+        key: item.key_with(format_args!("{}:{}", h.turn, h.status.as_str())),
+        item,
         source: Source::Handoff,
         status: h.status.as_str().into(),
         title: handoff_title(lang, h),
@@ -241,7 +230,7 @@ mod tests {
         assert_eq!(n.title, "Which branch should I push to?");
         assert_eq!(n.body, "Done — Which branch should I push to? I found two …");
         assert_eq!(n.key, "handoff:ho_0123456789abcdef0123:2:done");
-        assert_eq!(n.item, "handoff:ho_0123456789abcdef0123");
+        assert_eq!(n.item.to_string(), "handoff:ho_0123456789abcdef0123");
         let n = handoff_verdict(&Lang::english(), &handoff(HandoffStatus::NeedsYou, open)).notice.unwrap();
         assert_eq!((n.body.as_str(), n.urgent), ("Needs you", true));
         let n = handoff_verdict(&Lang::english(), &handoff(HandoffStatus::Failed, open)).notice.unwrap();

@@ -12,7 +12,7 @@ use super::{Store, StoreError};
 pub struct Card {
     pub run_id: String,
     pub task: String,
-    pub outcome: String,
+    pub outcome: crate::cloud::Outcome,
     pub receipt: Option<serde_json::Value>,
     pub notice_key: Option<String>,
     pub ended_at: i64,

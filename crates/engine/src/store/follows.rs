@@ -4,7 +4,7 @@ use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError};
-use crate::notice::Notice;
+use crate::notice::{Item, Notice};
 
 crate::words::text_enum! {
     /// What a follow follows.
@@ -30,6 +30,17 @@ pub struct FollowRow {
     pub end_reason: Option<String>,
     /// The Run's task or the hand-off's title, once a snapshot said it.
     pub title: Option<String>,
+}
+
+impl FollowRow {
+    /// The item its notices are about; none for an id that is not its kind's (never saved: a
+    /// follow is saved from a checked id).
+    pub fn item(&self) -> Option<Item> {
+        match self.kind {
+            FollowKind::Run => crate::cloud::RunId::parse(&self.id).ok().map(Item::Run),
+            FollowKind::Handoff => crate::cloud::HandoffId::parse(&self.id).ok().map(Item::Handoff),
+        }
+    }
 }
 
 /// A hand-off's new version, as [`Store::record_handoff`] keeps it.

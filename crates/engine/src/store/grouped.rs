@@ -34,7 +34,8 @@ impl Grouped<'_> {
     /// notice became untold (the deliverer has work).
     pub fn record_run_end(&self, run: &crate::cloud::Run, notice: Option<&Notice>, account: &str, now: i64) -> rusqlite::Result<bool> {
         let tx = self.0;
-        let outcome = run.outcome().and_then(|o| serde_json::to_value(o).ok()).and_then(|o| o.as_str().map(String::from));
+        // An end says how it ended (a receipt alone reads as finished, as its banner does).
+        let outcome = run.outcome().unwrap_or(crate::cloud::Outcome::Finished);
         // The card shows the task with its lines; cleaned like every notice's words.
         let task = crate::text::clean(&run.task, true);
         let receipt = run.receipt.as_ref().map(|r| serde_json::to_string(r).unwrap_or_default());
@@ -45,7 +46,7 @@ impl Grouped<'_> {
         tx.prepare_cached(
             "INSERT OR IGNORE INTO cards (run_id, task, outcome, receipt, notice_key, ended_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?
-        .execute(params![run.id.as_str(), task, outcome.unwrap_or_default(), receipt, notice.map(|n| n.key.as_str()), now])?;
+        .execute(params![run.id.as_str(), task, outcome, receipt, notice.map(|n| n.key.as_str()), now])?;
         let reason = if notice.is_some() { "ended" } else { "cancelled here" };
         tx.prepare_cached(concatcp!(
             "UPDATE follows SET ended_at = ?2, end_reason = ?3, changed_at = ?2 WHERE kind = ",

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::{SILENT, Store, StoreError, TOLD, UNTOLD, group};
-use crate::notice::{Notice, Source};
+use crate::notice::{Item, Notice, Source};
 use crate::policy::Reason;
 
 crate::words::text_enum! {
@@ -28,7 +28,7 @@ crate::words::text_enum! {
 pub struct StoredNotice {
     pub seq: i64,
     pub key: String,
-    pub item: String,
+    pub item: Item,
     pub source: Source,
     pub status: String,
     pub title: String,
@@ -131,12 +131,12 @@ impl Store {
 
     /// What was said about one item (a hand-off's turns, a Run's end), oldest first, silent ones
     /// (seen but not news) included: the history's card.
-    pub fn notices_for_item(&self, item: &str, limit: usize) -> Result<Vec<StoredNotice>, StoreError> {
+    pub fn notices_for_item(&self, item: &Item, limit: usize) -> Result<Vec<StoredNotice>, StoreError> {
         self.notices_where("item = ?1 ORDER BY seq LIMIT ?2", params![item, limit as i64])
     }
 
     /// The newest notice told about an item.
-    pub fn latest_told(&self, item: &str) -> Result<Option<StoredNotice>, StoreError> {
+    pub fn latest_told(&self, item: &Item) -> Result<Option<StoredNotice>, StoreError> {
         Ok(self.notices_where(concatcp!("item = ?1 AND state = ", TOLD, " ORDER BY seq DESC LIMIT 1"), [item])?.pop())
     }
 
@@ -150,7 +150,7 @@ impl Store {
     }
 
     /// The banner id of the item's most recent banner, so a new notice replaces it.
-    pub fn live_banner(&self, item: &str) -> Result<Option<u32>, StoreError> {
+    pub fn live_banner(&self, item: &Item) -> Result<Option<u32>, StoreError> {
         self.lock()
             .query_row("SELECT banner_id FROM notices WHERE item = ?1 AND banner_id IS NOT NULL ORDER BY seq DESC LIMIT 1", [item], |r| {
                 r.get(0)

@@ -40,7 +40,7 @@ impl Store {
     }
 
     /// Marks every told notice of an item read (its card is on screen); returns their keys.
-    pub fn mark_read_for_item(&self, item: &str, now: i64) -> Result<Vec<String>, StoreError> {
+    pub fn mark_read_for_item(&self, item: &crate::notice::Item, now: i64) -> Result<Vec<String>, StoreError> {
         let keys: Vec<String> = self
             .notices_where(concatcp!("item = ?1 AND state = ", TOLD, " AND read_at IS NULL ORDER BY seq"), [item])?
             .into_iter()

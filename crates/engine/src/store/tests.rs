@@ -5,10 +5,12 @@ use super::delivery::SHOWN_SINCE;
 use super::*;
 use crate::notice::{Notice, Source};
 
+const RUN_ITEM: &str = "run:run_0123456789abcdef0123";
+
 fn notice(key: &str) -> Notice {
     Notice {
         key: key.into(),
-        item: "run:x".into(),
+        item: crate::notice::Item::parse(RUN_ITEM).unwrap(),
         source: Source::Run,
         status: "finished".into(),
         title: "t".into(),
@@ -30,7 +32,7 @@ fn a_key_is_inserted_once_and_told_once() {
     out.mark_told("k", Some(7), Reason::Shown, false, 3).unwrap();
     assert!(out.untold().unwrap().is_empty());
     assert!(!out.record_notice(&notice("k"), 4).unwrap(), "a told key is never untold again");
-    assert_eq!(out.live_banner("run:x").unwrap(), Some(7));
+    assert_eq!(out.live_banner(&crate::notice::Item::parse(RUN_ITEM).unwrap()).unwrap(), Some(7));
 }
 
 #[test]

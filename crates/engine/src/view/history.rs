@@ -9,7 +9,7 @@ use super::words;
 use crate::cloud::Outcome;
 use crate::lang::Lang;
 use crate::lang::say;
-use crate::notice::Source;
+use crate::notice::{Item, Source};
 use crate::policy::Reason;
 use crate::store::{Card, FollowKind, FollowRow, NoticeState, StoredNotice};
 
@@ -108,7 +108,7 @@ pub struct HistoryDay {
 #[serde(rename_all = "camelCase")]
 pub struct FollowLine {
     /// `run:<id>` or `handoff:<id>`.
-    pub item: String,
+    pub item: Item,
     pub kind: NoticeKind,
     pub kind_label: String,
     pub title: String,
@@ -150,14 +150,11 @@ pub struct RunCard {
 }
 
 pub fn run_card(lang: &Lang, card: Card) -> RunCard {
-    // Stored as the outcome's own word (`store/grouped.rs`), read back as the type.
-    let outcome = serde_json::from_value::<Outcome>(serde_json::Value::String(card.outcome.clone()));
-    let outcome_words = match outcome {
-        Ok(Outcome::Finished) => say!(lang, "outcome-finished"),
-        Ok(Outcome::Failed) => say!(lang, "outcome-failed"),
-        Ok(Outcome::TimedOut) => say!(lang, "outcome-timed-out"),
-        Ok(Outcome::Cancelled) => say!(lang, "outcome-cancelled"),
-        Err(_) => card.outcome.clone(),
+    let outcome_words = match card.outcome {
+        Outcome::Finished => say!(lang, "outcome-finished"),
+        Outcome::Failed => say!(lang, "outcome-failed"),
+        Outcome::TimedOut => say!(lang, "outcome-timed-out"),
+        Outcome::Cancelled => say!(lang, "outcome-cancelled"),
     };
     RunCard { title: say!(lang, "run-title"), outcome_words, card }
 }
@@ -272,7 +269,8 @@ pub fn history_view(
     let following = follows
         .iter()
         .filter(|f| f.ended_at.is_none())
-        .map(|f| {
+        .filter_map(|f| Some((f, f.item()?)))
+        .map(|(f, item)| {
             let span = words::span(lang, now_ms - f.started_at);
             let (kind, state, title) = match f.kind {
                 FollowKind::Run => {
@@ -285,7 +283,7 @@ pub fn history_view(
                 ),
             };
             FollowLine {
-                item: format!("{}:{}", f.kind.as_str(), f.id),
+                item,
                 kind,
                 kind_label: kind.label(lang),
                 title: f.title.clone().unwrap_or(title),
@@ -413,7 +411,7 @@ mod tests {
         let v = history_view(&Lang::english(), &[], &[run, handoff, ended], &HistoryFilter::default(), &|_| String::new(), NOW, &utc());
         let lines: Vec<(&str, &str)> = v.following.iter().map(|f| (f.title.as_str(), f.state.as_str())).collect();
         assert_eq!(lines, [("Run …ef0123", "Running for 12 min"), ("Refactor the parser", "Open for 2 h 5 min")]);
-        assert_eq!(v.following[1].item, "handoff:ho_0123456789abcdef0456");
+        assert_eq!(v.following[1].item.to_string(), "handoff:ho_0123456789abcdef0456");
         assert!(v.empty.starts_with("No notices yet."));
     }
 }

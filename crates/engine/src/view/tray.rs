@@ -9,6 +9,7 @@ use jiff::tz::TimeZone;
 
 use crate::lang::Lang;
 use crate::lang::say;
+use crate::notice::Item;
 use crate::status::Status;
 use crate::store::{FollowKind, NoticeState};
 
@@ -30,7 +31,7 @@ pub enum Icon {
 pub struct MenuFollow {
     pub label: String,
     /// `run:<id>` or `handoff:<id>`: what a click opens.
-    pub item: String,
+    pub item: Item,
 }
 
 /// A team of the account, to choose from the menu.
@@ -118,14 +119,15 @@ pub fn tray_view(lang: &Lang, status: &Status, now_ms: i64, tz: &TimeZone) -> Tr
         .follows
         .iter()
         .filter(|f| f.ended_at.is_none())
+        .filter_map(|f| Some((f, f.item()?)))
         .take(MENU_FOLLOWS)
-        .map(|f| MenuFollow {
+        .map(|(f, item)| MenuFollow {
             label: match (&f.title, f.kind) {
                 (Some(title), _) => crate::text::cut(title, MENU_LABEL),
                 (None, FollowKind::Run) => say!(lang, "menu-run", id = short(&f.id)),
                 (None, FollowKind::Handoff) => say!(lang, "menu-handoff", id = short(&f.id)),
             },
-            item: format!("{}:{}", f.kind.as_str(), f.id),
+            item,
         })
         .collect();
     let shown: Vec<_> = status.notices.iter().filter(|n| n.state == NoticeState::Told).collect();
@@ -202,7 +204,7 @@ pub(super) mod tests {
         StoredNotice {
             seq: 1,
             key: key.into(),
-            item: "run:x".into(),
+            item: crate::notice::Item::parse("run:run_0123456789abcdef0123").unwrap(),
             source: crate::notice::Source::Run,
             status: "finished".into(),
             title: "Fix the test".into(),

@@ -88,7 +88,7 @@ impl World {
     }
 
     pub fn banners_for(&self, item_id: &str) -> Vec<Banner> {
-        self.banners().into_iter().filter(|b| b.item.ends_with(item_id)).collect()
+        self.banners().into_iter().filter(|b| b.item.to_string().ends_with(item_id)).collect()
     }
 
     /// Requests the simulator received for paths containing `part`.

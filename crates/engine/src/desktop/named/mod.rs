@@ -25,40 +25,22 @@ use tokio::sync::mpsc;
 
 use super::seam::{Banner, Click, Desktop, DesktopError, DesktopEvent};
 use crate::lock::Locked;
+use crate::notice::{Item, Source};
 
 /// What every name starts with; then the item's source and the banner id in hex.
 const PREFIX: &str = "cmux-tray-";
 
-/// Where a banner's item came from. Each has a name part and the top two bits of the banner
-/// id of its own, so no item of one source can take the name (or the click) of another's: an
-/// agent's notice never replaces, withdraws or answers for a Run's banner.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Source {
-    App = 0,
-    Run = 1,
-    Handoff = 2,
-    Local = 3,
-}
+/// A banner id's top two bits: the item's source. Each source has a name part and bits of its
+/// own, so no item of one source can take the name (or the click) of another's: an agent's
+/// notice never replaces, withdraws or answers for a Run's banner. Fixed: the ids are stored.
+const SOURCE_BITS: [Source; 4] = [Source::App, Source::Run, Source::Handoff, Source::Local];
 
-impl Source {
-    const ALL: [Source; 4] = [Source::App, Source::Run, Source::Handoff, Source::Local];
-
-    fn of_item(item: &str) -> Source {
-        match item.split_once(':').map(|(kind, _)| kind) {
-            Some("run") => Source::Run,
-            Some("handoff") => Source::Handoff,
-            Some("local") => Source::Local,
-            _ => Source::App,
-        }
-    }
-
-    fn word(self) -> &'static str {
-        match self {
-            Source::App => "app",
-            Source::Run => "run",
-            Source::Handoff => "handoff",
-            Source::Local => "local",
-        }
+fn bits_of(source: Source) -> u32 {
+    match source {
+        Source::App => 0,
+        Source::Run => 1,
+        Source::Handoff => 2,
+        Source::Local => 3,
     }
 }
 
@@ -105,11 +87,11 @@ impl NameKey {
         Some(NameKey(bytes))
     }
 
-    /// SipHash-1-3 of `item` under this key.
-    fn hash(&self, item: &str) -> u64 {
+    /// SipHash-1-3 of `item`'s stored form under this key.
+    fn hash(&self, item: &Item) -> u64 {
         use std::hash::Hasher;
         let mut h = siphasher::sip::SipHasher13::new_with_key(&self.0);
-        h.write(item.as_bytes());
+        h.write(item.to_string().as_bytes());
         h.finish()
     }
 }
@@ -125,14 +107,14 @@ pub struct BannerName(u32);
 
 impl BannerName {
     /// The name of `item`'s banner under `key`.
-    pub fn of_item(key: &NameKey, item: &str) -> BannerName {
-        BannerName::made(Source::of_item(item), key.hash(item) as u32)
+    pub fn of_item(key: &NameKey, item: &Item) -> BannerName {
+        BannerName::made(item.source(), key.hash(item) as u32)
     }
 
     /// The name of a `source`'s item whose keyed hash is `hash` (its low 30 bits are kept).
     fn made(source: Source, hash: u32) -> BannerName {
         // 0 is no banner on the freedesktop side, and the store keeps ids alike: never use it.
-        BannerName(((source as u32) << 30) | (hash & 0x3fff_ffff).max(1))
+        BannerName((bits_of(source) << 30) | (hash & 0x3fff_ffff).max(1))
     }
 
     /// The name the engine's banner id stands for.
@@ -146,7 +128,7 @@ impl BannerName {
     }
 
     fn source(self) -> Source {
-        Source::ALL[(self.0 >> 30) as usize]
+        SOURCE_BITS[(self.0 >> 30) as usize]
     }
 
     /// A name the platform told back (a click), if it is one of ours.
@@ -154,13 +136,13 @@ impl BannerName {
         let (word, hex) = text.strip_prefix(PREFIX)?.rsplit_once('-')?;
         (hex.len() == 8 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(())?;
         let name = u32::from_str_radix(hex, 16).ok().filter(|id| id & 0x3fff_ffff != 0).map(BannerName)?;
-        (name.source().word() == word).then_some(name)
+        (name.source().as_str() == word).then_some(name)
     }
 }
 
 impl std::fmt::Display for BannerName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{PREFIX}{}-{:08x}", self.source().word(), self.0)
+        write!(f, "{PREFIX}{}-{:08x}", self.source().as_str(), self.0)
     }
 }
 
@@ -277,17 +259,25 @@ mod tests {
         NameKey::from_bytes([7; 16])
     }
 
+    fn item(text: &str) -> Item {
+        Item::parse(text).unwrap()
+    }
+
     #[test]
     fn a_name_is_its_items_and_reads_back() {
-        let name = BannerName::of_item(&key(), "run:0f7c");
-        assert_eq!(name, BannerName::of_item(&key(), "run:0f7c"), "stable: the same item, the same name");
-        assert_ne!(name, BannerName::of_item(&key(), "run:0f7d"));
-        assert_ne!(name, BannerName::of_item(&NameKey::from_bytes([8; 16]), "run:0f7c"), "another key, another name");
+        let name = BannerName::of_item(&key(), &item("run:run_00000000000000000f7c"));
+        assert_eq!(name, BannerName::of_item(&key(), &item("run:run_00000000000000000f7c")), "stable: the same item, the same name");
+        assert_ne!(name, BannerName::of_item(&key(), &item("run:run_00000000000000000f7d")));
+        assert_ne!(
+            name,
+            BannerName::of_item(&NameKey::from_bytes([8; 16]), &item("run:run_00000000000000000f7c")),
+            "another key, another name"
+        );
         let text = name.to_string();
         assert!(text.starts_with("cmux-tray-run-") && text.len() == 22, "{text}");
         assert_eq!(BannerName::parse(&text), Some(name));
         assert_eq!(BannerName::of_id(name.id()), name);
-        let local = BannerName::of_item(&key(), "local:W1:S1").to_string();
+        let local = BannerName::of_item(&key(), &item("local:W1:S1")).to_string();
         assert!(local.starts_with("cmux-tray-local-") && local.len() <= 26, "{local}");
         let said = |id: u32| format!("{:08x}", id);
         let as_run = format!("cmux-tray-run-{}", said(BannerName::parse(&local).unwrap().id()));
@@ -308,7 +298,7 @@ mod tests {
             assert_ne!(run.to_string(), local.to_string());
             assert_eq!(BannerName::parse(&local.to_string()), Some(local));
         }
-        let local = BannerName::of_item(&key(), "local:run:run_0123456789abcdef0123");
+        let local = BannerName::of_item(&key(), &item("local:run:run_0123456789abcdef0123"));
         assert!(local.to_string().starts_with("cmux-tray-local-"), "an agent's words make no Run's item: {local}");
     }
 
@@ -318,7 +308,10 @@ mod tests {
         let folder = dir.path().join("data");
         let key = NameKey::kept_in(&folder).unwrap();
         let again = NameKey::kept_in(&folder).unwrap();
-        assert_eq!(BannerName::of_item(&key, "run:x"), BannerName::of_item(&again, "run:x"));
+        assert_eq!(
+            BannerName::of_item(&key, &item("run:run_0123456789abcdef0123")),
+            BannerName::of_item(&again, &item("run:run_0123456789abcdef0123"))
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

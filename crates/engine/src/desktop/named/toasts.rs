@@ -103,14 +103,22 @@ mod tests {
     use super::*;
 
     fn banner(title: &str, urgent: bool, sound: bool) -> Banner {
-        Banner { item: "run:1".into(), notice_key: "k".into(), title: title.into(), body: "body".into(), urgent, sound, replaces: None }
+        Banner {
+            item: crate::notice::Item::App("1".into()),
+            notice_key: "k".into(),
+            title: title.into(),
+            body: "body".into(),
+            urgent,
+            sound,
+            replaces: None,
+        }
     }
 
     /// A title from the cloud is text: markup in it is escaped, controls XML cannot hold are
     /// dropped, and the toast is tagged with the banner's name in the app's group.
     #[test]
     fn a_toast_holds_its_text_escaped_and_is_tagged_with_the_name() {
-        let name = BannerName::of_item(&crate::desktop::named::NameKey::from_bytes([1; 16]), "run:1");
+        let name = BannerName::of_item(&crate::desktop::named::NameKey::from_bytes([1; 16]), &crate::notice::Item::App("1".into()));
         let t = toast(name, &banner("<b>done</b> & \"ok\"\u{7}'", false, false));
         assert!(t.xml.contains("<text>&lt;b&gt;done&lt;/b&gt; &amp; &quot;ok&quot;&apos;</text>"), "{}", t.xml);
         assert!(t.xml.contains(r#"<audio silent="true"/>"#), "{}", t.xml);
@@ -121,7 +129,10 @@ mod tests {
 
     #[test]
     fn needs_you_is_urgent_and_a_sound_is_the_default_one() {
-        let t = toast(BannerName::of_item(&crate::desktop::named::NameKey::from_bytes([1; 16]), "run:1"), &banner("t", true, true));
+        let t = toast(
+            BannerName::of_item(&crate::desktop::named::NameKey::from_bytes([1; 16]), &crate::notice::Item::App("1".into())),
+            &banner("t", true, true),
+        );
         assert!(t.xml.contains(r#"scenario="urgent""#), "{}", t.xml);
         assert!(t.xml.contains("ms-winsoundevent:Notification.Default"), "{}", t.xml);
     }
