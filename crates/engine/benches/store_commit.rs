@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use cmux_tray_engine::cloud::RunId;
-use cmux_tray_engine::notice::{Item, Notice, Source};
+use cmux_tray_engine::cloud::{Outcome, RunId};
+use cmux_tray_engine::notice::{Item, Notice, NoticeStatus};
 use cmux_tray_engine::policy::Reason;
 use cmux_tray_engine::store::Store;
 
@@ -17,8 +17,7 @@ fn notice(i: usize) -> Notice {
     Notice {
         key: item.key(),
         item,
-        source: Source::Run,
-        status: "finished".into(),
+        status: NoticeStatus::Run(Outcome::Finished),
         title: format!("Run {i}"),
         body: "Run finished".into(),
         urgent: false,

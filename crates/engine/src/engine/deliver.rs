@@ -24,7 +24,7 @@ use super::Engine;
 use super::settle::Verdict;
 use crate::desktop::{Banner, DesktopError};
 use crate::lock::Locked;
-use crate::notice::{Item, Notice, Source};
+use crate::notice::{AppStatus, Item, Notice, NoticeStatus, Source};
 use crate::policy::{self, Candidate, Moment, Reason};
 use crate::status::Problem;
 use crate::store::{StoreError, StoredNotice};
@@ -153,7 +153,7 @@ impl Engine {
         // What the verdict saw: a notice saved since then settles in the next pass.
         let seen = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let untold: Vec<StoredNotice> =
-            self.off_thread(|o| o.untold()).await?.into_iter().filter(|n| n.source == Source::App || n.seq <= seen).collect();
+            self.off_thread(|o| o.untold()).await?.into_iter().filter(|n| n.source() == Source::App || n.seq <= seen).collect();
         let now_ms = self.inner.clock.now_ms();
         let settings = self.delivery_settings();
         let tz = self.time_zone(&settings);
@@ -168,7 +168,7 @@ impl Engine {
         let mut eligible: BTreeMap<&'static str, (Source, Vec<StoredNotice>)> = BTreeMap::new();
         let mut may_show = Vec::new();
         for n in untold {
-            let source = n.source;
+            let source = n.source();
             if source == Source::App {
                 retry |= !self.show(&n, false, settings.attention).await?;
                 continue;
@@ -401,8 +401,7 @@ fn app_notice(key: String, item: Item, title: String, body: String) -> Notice {
     Notice {
         key,
         item,
-        source: Source::App,
-        status: "summary".into(),
+        status: NoticeStatus::App(AppStatus::Summary),
         title,
         body,
         urgent: false,

@@ -11,7 +11,7 @@ use super::{Engine, EngineError};
 use crate::cloud::{CloudError, Credentials, Me, Team, TeamId};
 use crate::follow::Session;
 use crate::lock::Locked;
-use crate::notice::{Notice, Source};
+use crate::notice::{AppStatus, Notice, NoticeStatus};
 use crate::status::Problem;
 use crate::store::AccountRow;
 
@@ -175,8 +175,7 @@ impl Engine {
         let notice = Notice {
             key: item.key_with(format_args!("sign-in-needed:{now}")),
             item,
-            source: Source::App,
-            status: "sign-in-needed".into(),
+            status: NoticeStatus::App(AppStatus::SignInNeeded),
             title: say!(self.inner.lang, "sign-in-again-title"),
             body: say!(self.inner.lang, "sign-in-again-body"),
             urgent: false,

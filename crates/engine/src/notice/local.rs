@@ -6,12 +6,9 @@
 //! an agent asks a permission or a question) is urgent, "needs you" in its title, with a live
 //! banner of its own beside its pane's other notices (docs/notices.md §3).
 
-use super::{Item, LocalOrigin, Notice, Source};
+use super::{Item, LocalOrigin, LocalStatus, Notice, NoticeStatus};
 use crate::lang::{Lang, say};
 use crate::text;
-
-/// The status word of a local notice that needs the person (as a hand-off's `needs-you`).
-pub const NEEDS_YOU: &str = "needs-you";
 
 /// What a terminal sent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,12 +50,12 @@ pub fn local_notice(lang: &Lang, post: &LocalPost, cmux_id: &str) -> Notice {
         _ => cmux_id.to_string(),
     };
     // A question keeps its banner while the pane's next "turn complete" comes: its own item.
-    let shown_in = if post.needs_you { format!("{shown_in}:{NEEDS_YOU}") } else { shown_in };
+    let status = if post.needs_you { LocalStatus::NeedsYou } else { LocalStatus::Posted };
+    let shown_in = if post.needs_you { format!("{shown_in}:{status}") } else { shown_in };
     Notice {
         key: Item::Local(cmux_id.into()).key(),
         item: Item::Local(shown_in),
-        source: Source::Local,
-        status: if post.needs_you { NEEDS_YOU } else { "posted" }.into(),
+        status: NoticeStatus::Local(status),
         title: text::cut(&title, text::MAX_BODY_CHARS),
         body: text::cut(&shown.join(" — "), text::MAX_BODY_CHARS),
         urgent: post.needs_you,
@@ -122,7 +119,7 @@ mod tests {
         let plain = local_notice(&Lang::english(), &p, "A");
         p.needs_you = true;
         let n = local_notice(&Lang::english(), &p, "B");
-        assert_eq!((n.title.as_str(), n.urgent, n.status.as_str()), ("Claude Code needs you", true, "needs-you"));
+        assert_eq!((n.title.as_str(), n.urgent, n.status), ("Claude Code needs you", true, NoticeStatus::Local(LocalStatus::NeedsYou)));
         assert!(!plain.urgent);
         assert_ne!(n.item, plain.item, "the pane's next notice does not take its place");
         assert_eq!(local_notice(&Lang::in_language(crate::lang::Language::German), &p, "C").title, "Claude Code braucht dich");

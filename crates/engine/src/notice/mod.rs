@@ -5,8 +5,10 @@
 
 pub mod item;
 pub mod local;
+mod reports;
 
 pub use item::{BadItem, Item};
+pub use reports::{AppStatus, LocalStatus, NoticeStatus};
 
 use serde::{Deserialize, Serialize};
 
@@ -33,9 +35,10 @@ pub struct Notice {
     pub key: String,
     /// One live banner per item: a later notice for the same item replaces this one's banner.
     pub item: Item,
-    pub source: Source,
-    /// The status word it reports (`succeeded`, `done`, `needs-you` …).
-    pub status: String,
+    /// Where it came from and what it reports, in its source's own words (stored and sent as
+    /// `source` and `status`).
+    #[serde(flatten)]
+    pub status: NoticeStatus,
     pub title: String,
     pub body: String,
     /// A request for attention (urgency), for `needs-you`.
@@ -47,6 +50,12 @@ pub struct Notice {
     /// The host a hand-off's session runs on: a click may open a workspace there.
     #[serde(default)]
     pub host: Option<String>,
+}
+
+impl Notice {
+    pub fn source(&self) -> Source {
+        self.status.source()
+    }
 }
 
 /// A local notice's cmux fields: its id, its subtitle, and the terminal surface it came from.
@@ -86,8 +95,7 @@ pub fn run_verdict(lang: &Lang, run: &Run, cancelled_here: bool) -> RunVerdict {
     RunVerdict::Ended(Box::new(Notice {
         key: Item::Run(run.id.clone()).key(),
         item: Item::Run(run.id.clone()),
-        source: Source::Run,
-        status: outcome.as_str().into(),
+        status: NoticeStatus::Run(outcome),
         title: run_title(lang, &run.task),
         body: run_body(lang, outcome),
         urgent: false,
@@ -141,8 +149,7 @@ pub fn handoff_verdict(lang: &Lang, h: &Handoff) -> HandoffVerdict {
     let notice = Notice {
         key: item.key_with(format_args!("{}:{}", h.turn, h.status.as_str())),
         item,
-        source: Source::Handoff,
-        status: h.status.as_str().into(),
+        status: NoticeStatus::Handoff(h.status),
         title: handoff_title(lang, h),
         body,
         urgent: h.status == HandoffStatus::NeedsYou,

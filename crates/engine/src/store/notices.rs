@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::{SILENT, Store, StoreError, TOLD, UNTOLD, group};
-use crate::notice::{Item, Notice, Source};
+use crate::notice::{Item, Notice, NoticeStatus, Source};
 use crate::policy::Reason;
 
 crate::words::text_enum! {
@@ -29,8 +29,9 @@ pub struct StoredNotice {
     pub seq: i64,
     pub key: String,
     pub item: Item,
-    pub source: Source,
-    pub status: String,
+    /// Where it came from and what it reports (sent as `source` and `status`).
+    #[serde(flatten)]
+    pub status: NoticeStatus,
     pub title: String,
     pub body: String,
     pub urgent: bool,
@@ -65,6 +66,12 @@ pub struct StoredNotice {
     /// Why the last click opened this card rather than the terminal ("tmux pane %3 is gone").
     #[serde(default)]
     pub reveal_note: Option<String>,
+}
+
+impl StoredNotice {
+    pub fn source(&self) -> Source {
+        self.status.source()
+    }
 }
 
 impl Store {
@@ -174,8 +181,7 @@ impl Store {
                     seq: r.get(0)?,
                     key: r.get(1)?,
                     item: r.get(2)?,
-                    source: r.get(3)?,
-                    status: r.get(4)?,
+                    status: read_status(r)?,
                     title: r.get(5)?,
                     body: r.get(6)?,
                     urgent: r.get(7)?,
@@ -214,7 +220,7 @@ pub(super) fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>
         .execute(params![
             n.key,
             n.item,
-            n.source,
+            n.source(),
             n.status,
             n.title,
             n.body,
@@ -232,6 +238,12 @@ pub(super) fn insert_notice(conn: &Connection, n: &Notice, account: Option<&str>
             place_json(local.place.as_ref())
         ])?;
     Ok(inserted == 1)
+}
+
+/// The status column's word, read by the source column's type.
+fn read_status(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoticeStatus> {
+    let word: String = r.get(4)?;
+    NoticeStatus::read(r.get(3)?, &word).map_err(|e| rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into()))
 }
 
 pub(super) fn place_json(place: Option<&crate::place::Place>) -> Option<String> {

@@ -3,7 +3,7 @@ use serde::Serialize;
 
 use super::delivery::SHOWN_SINCE;
 use super::*;
-use crate::notice::{Notice, Source};
+use crate::notice::{Notice, NoticeStatus, Source};
 
 const RUN_ITEM: &str = "run:run_0123456789abcdef0123";
 
@@ -11,8 +11,7 @@ fn notice(key: &str) -> Notice {
     Notice {
         key: key.into(),
         item: crate::notice::Item::parse(RUN_ITEM).unwrap(),
-        source: Source::Run,
-        status: "finished".into(),
+        status: NoticeStatus::Run(crate::cloud::Outcome::Finished),
         title: "t".into(),
         body: "Run finished".into(),
         urgent: false,
@@ -43,7 +42,7 @@ fn a_look_at_the_untold_keys_reads_those_saved_after_a_point_and_not_the_app_s_o
         out.record_notice(&notice(k), 1).unwrap();
     }
     let mut own = notice("app");
-    own.source = Source::App;
+    own.status = NoticeStatus::App(crate::notice::AppStatus::Summary);
     out.record_notice(&own, 1).unwrap();
     out.mark_told("b", None, Reason::Shown, false, 2).unwrap();
     let all = out.untold_keys_except(Source::App, i64::MIN).unwrap();
@@ -287,7 +286,7 @@ fn the_store_keeps_every_state_and_reason() {
         assert_eq!(out.notice(&key).unwrap().unwrap().state, NoticeState::Untold);
         out.mark_told(&key, None, *reason, false, 2).unwrap();
         let told = out.notice(&key).unwrap().unwrap();
-        assert_eq!((told.state, told.delivery, told.source), (NoticeState::Told, Some(*reason), Source::Run));
+        assert_eq!((told.state, told.delivery, told.source()), (NoticeState::Told, Some(*reason), Source::Run));
     }
     let step = HandoffStep { id: "ho_x", version: 1, notice: Some(&notice("silent")), silent: true, closes: false };
     out.record_handoff(step, "acct", 3).unwrap();

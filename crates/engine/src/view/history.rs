@@ -27,7 +27,7 @@ impl NoticeKind {
     pub const ALL: [NoticeKind; 4] = [NoticeKind::Run, NoticeKind::Handoff, NoticeKind::Terminal, NoticeKind::App];
 
     fn of(n: &StoredNotice) -> NoticeKind {
-        match n.source {
+        match n.source() {
             Source::Run => NoticeKind::Run,
             Source::Handoff => NoticeKind::Handoff,
             Source::Local => NoticeKind::Terminal,
@@ -304,7 +304,14 @@ mod tests {
     const MIN: i64 = 60_000;
 
     fn at(n: StoredNotice, source: &str, created_at: i64, delivery: &str) -> StoredNotice {
-        StoredNotice { source: Source::parse(source).unwrap(), created_at, delivery: Some(Reason::parse(delivery).unwrap()), ..n }
+        use crate::notice::{AppStatus, LocalStatus, NoticeStatus};
+        let status = match Source::parse(source).unwrap() {
+            Source::Run => NoticeStatus::Run(Outcome::Finished),
+            Source::Handoff => NoticeStatus::Handoff(crate::cloud::HandoffStatus::Done),
+            Source::Local => NoticeStatus::Local(LocalStatus::Posted),
+            Source::App => NoticeStatus::App(AppStatus::Summary),
+        };
+        StoredNotice { status, created_at, delivery: Some(Reason::parse(delivery).unwrap()), ..n }
     }
 
     fn utc() -> TimeZone {
