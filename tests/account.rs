@@ -142,7 +142,7 @@ fn a_saved_sign_in_that_cannot_be_found_reads_sign_in_again_never_signed_in() {
         .unwrap();
     assert!(cleared.success());
     let _daemon = home.daemon("");
-    wait_until("sign in again", LIMIT, || home.status()["account"]["problem"].as_str().is_some_and(|p| p.contains("sign in again")));
+    wait_until("sign in again", LIMIT, || home.status()["account"]["problem"]["kind"] == "not-found");
     let out = home.run(&["follow", "run", &cloud.sim().create_run(&user.user_id, "x")]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("not signed in"), "{err}");
@@ -155,9 +155,9 @@ fn a_kept_sign_in_is_never_sent_to_an_origin_the_settings_name_later() {
     let (_desktop, _cloud, _user, home) = signed_in_once();
     let elsewhere = Cloud::start();
     let _daemon = home.daemon_with("", &[("CMUX_TRAY_AUTH_URL", &elsewhere.origin())]);
-    wait_until("sign in again", LIMIT, || home.status()["account"]["problem"].as_str().is_some_and(|p| p.contains("sign in again")));
-    let problem = home.status()["account"]["problem"].as_str().unwrap().to_string();
-    assert!(problem.contains(&elsewhere.origin()), "the problem names where the settings point: {problem}");
+    wait_until("sign in again", LIMIT, || home.status()["account"]["problem"]["kind"] == "other-cloud");
+    let problem = home.status()["account"]["problem"].clone();
+    assert!(problem["here"].as_str().unwrap().contains(&elsewhere.origin()), "the problem names where the settings point: {problem}");
     let asked: Vec<String> = elsewhere.sim().requests().iter().map(|r| r.path.clone()).collect();
     assert!(asked.is_empty(), "the other origin was asked: {asked:?}");
 }

@@ -286,7 +286,7 @@ async fn account(app: &App) -> Result<Value, String> {
     };
     Ok(json!({
         "email": row.as_ref().map(|a| a.email.clone()),
-        "problem": row.as_ref().and_then(|a| a.problem.clone()),
+        "problem": row.as_ref().and_then(|a| a.problem.as_ref()).map(|p| p.headline(app.engine.lang())),
         "team": row.and_then(|a| a.team),
         "teams": teams,
         "keptIn": app.engine.sign_in_kept_in(),

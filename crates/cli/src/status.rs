@@ -46,7 +46,7 @@ pub(crate) async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
         println!("sign-in kept in: {}", t(kept));
     }
     for p in &status.problems {
-        println!("problem: {}", t(p));
+        println!("problem: {}", t(&p.to_string()));
     }
     match (&status.paused, status.paused_until.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok())) {
         (Some(_), Some(until)) => println!("banners paused until {}", crate::config::in_local_time(until)),
@@ -60,7 +60,9 @@ pub(crate) async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
         }
     }
     match &status.account {
-        Some(a) => println!("account: {}{}", t(&a.email), a.problem.as_deref().map(|p| format!(" — {}", t(p))).unwrap_or_default()),
+        Some(a) => {
+            println!("account: {}{}", t(&a.email), a.problem.as_ref().map(|p| format!(" — {}", t(&p.to_string()))).unwrap_or_default())
+        }
         None => println!("account: not signed in"),
     }
     let active: Vec<_> = status.follows.iter().filter(|f| f.ended_at.is_none()).collect();

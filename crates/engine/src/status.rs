@@ -5,7 +5,7 @@ use crate::lang::Lang;
 use crate::lang::say;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cloud::Team;
 use crate::store::{AccountRow, FollowRow, StoredNotice};
@@ -33,11 +33,9 @@ pub struct Status {
     pub teams: Vec<Team>,
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
-    pub problems: Vec<String>,
-    /// The same problems, each in one short sentence without a library's words (the tray's
-    /// lines; `problems` is the why).
-    #[serde(default)]
-    pub problem_lines: Vec<String>,
+    /// What is wrong now, each as its kind (said where it is shown: a line in the person's
+    /// language, and its whole story in English behind "Why").
+    pub problems: Vec<Problem>,
     /// A newer version the release feed said (docs/configuration.md, "Updates").
     #[serde(default)]
     pub update_available: Option<String>,
@@ -71,8 +69,9 @@ crate::words::text_enum! {
 }
 
 /// Something wrong that the person is told (the tray's problem lines, `status`), its words made
-/// here and nowhere else. `status` carries the words.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// here and nowhere else: `headline` in the person's language, `Display` the whole story.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Problem {
     /// The cloud cannot be reached, and why.
     Offline {
@@ -148,7 +147,7 @@ impl Problem {
             Problem::BannerNotShown { .. } => say!(lang, "problem-banner-not-shown"),
             Problem::BannersOff { .. } => say!(lang, "problem-banners-off"),
             Problem::NoServer { .. } => say!(lang, "problem-no-server"),
-            Problem::TokenRefused => say!(lang, "problem-token-refused"),
+            Problem::TokenRefused => AccountProblem::TokenRefused.headline(lang),
             Problem::SignInNotKept { .. } => say!(lang, "problem-sign-in-not-kept"),
             Problem::SignInNotRead { .. } => say!(lang, "problem-sign-in-not-read"),
             Problem::SignInNotRemoved { .. } => say!(lang, "problem-sign-in-not-removed"),
@@ -171,7 +170,7 @@ impl fmt::Display for Problem {
             Problem::NoServer { why } => {
                 write!(f, "No notification server answers: banners wait until one does, notices are kept meanwhile ({why})")
             }
-            Problem::TokenRefused => f.write_str("The cloud refused the access token: sign in again."),
+            Problem::TokenRefused => AccountProblem::TokenRefused.fmt(f),
             Problem::SignInNotKept { why } => write!(f, "the sign-in could not be kept: {why}"),
             Problem::SignInNotRead { why } => write!(f, "the saved sign-in could not be read: {why}"),
             Problem::SignInNotRemoved { why } => write!(f, "the saved sign-in could not be removed: {why}"),
@@ -182,5 +181,76 @@ impl fmt::Display for Problem {
             Problem::AnswerNotSaved { id, end: true, why } => write!(f, "saving the end of {id} failed: {why}"),
             Problem::Unreadable { why } | Problem::Listing { said: why } => f.write_str(why),
         }
+    }
+}
+
+/// Why the signed-in account stopped working, kept with the account until a sign-in (the
+/// store's `account.problem`, as JSON of its kind).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum AccountProblem {
+    /// The cloud refused the access token (or its refresh).
+    TokenRefused,
+    /// The cloud refused the token `CMUX_TRAY_TOKEN` gave.
+    EnvTokenRefused,
+    /// The saved sign-in is not where it was kept (`kept`: the secret store's name).
+    NotFound { kept: String },
+    /// The saved sign-in is for another cloud than the settings name now.
+    OtherCloud { from: String, here: String },
+}
+
+impl AccountProblem {
+    /// One short sentence in the person's language (the tray's line, the settings window).
+    pub fn headline(&self, lang: &Lang) -> String {
+        match self {
+            AccountProblem::TokenRefused | AccountProblem::EnvTokenRefused => say!(lang, "problem-token-refused"),
+            AccountProblem::NotFound { .. } => say!(lang, "problem-sign-in-not-found"),
+            AccountProblem::OtherCloud { .. } => say!(lang, "problem-sign-in-other-cloud"),
+        }
+    }
+}
+
+impl fmt::Display for AccountProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccountProblem::TokenRefused => f.write_str("The cloud refused the access token: sign in again."),
+            AccountProblem::EnvTokenRefused => f.write_str("The cloud refused CMUX_TRAY_TOKEN: sign in again."),
+            AccountProblem::NotFound { kept } => write!(f, "The saved sign-in was not found in {kept}: sign in again."),
+            AccountProblem::OtherCloud { from, here } => {
+                write!(f, "The saved sign-in is for {from}, and the settings now name {here}: sign in again.")
+            }
+        }
+    }
+}
+
+impl rusqlite::ToSql for AccountProblem {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        let json = serde_json::to_string(self).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+        Ok(rusqlite::types::ToSqlOutput::from(json))
+    }
+}
+
+impl rusqlite::types::FromSql for AccountProblem {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        serde_json::from_str(value.as_str()?).map_err(|e| rusqlite::types::FromSqlError::Other(format!("account problem: {e}").into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_problem_is_kept_as_its_kind_and_said_in_the_persons_language() {
+        let p = AccountProblem::NotFound { kept: "the keyring".into() };
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json, serde_json::json!({"kind": "not-found", "kept": "the keyring"}));
+        assert_eq!(serde_json::from_value::<AccountProblem>(json).unwrap(), p);
+        let de = Lang::in_language(crate::lang::Language::German);
+        assert_ne!(p.headline(&de), p.headline(&Lang::english()), "German in a German tray");
+        assert_eq!(p.to_string(), "The saved sign-in was not found in the keyring: sign in again.");
+        let offline = Problem::Offline { why: "connection refused".into() };
+        assert_eq!(serde_json::to_value(&offline).unwrap(), serde_json::json!({"kind": "offline", "why": "connection refused"}));
+        assert_ne!(offline.headline(&de), offline.headline(&Lang::english()));
     }
 }

@@ -101,7 +101,7 @@ async fn a_refused_refresh_signs_out_visibly_and_forgets_the_secret() {
     w.sim.sim.revoke_user_tokens(&w.user.user_id); // the device was revoked on cmux.com
     eventually("stopped", SECS(120), || engine.live_follows() == 0).await;
     let status = engine.status().unwrap();
-    assert!(status.account.unwrap().problem.unwrap().contains("sign in again"));
+    assert!(status.account.unwrap().problem.unwrap().to_string().contains("sign in again"));
     eventually("one banner says so", SECS(10), || w.banners().len() == 1).await;
     assert_eq!(w.banners()[0].title, "cmux-tray: sign in again");
     assert!(store.load(&me.user_id).unwrap().is_none(), "a refused refresh token is not kept");
@@ -163,7 +163,7 @@ async fn an_unreachable_cloud_shows_offline_until_it_answers_again() {
     assert!(w.engine.status().unwrap().problems.is_empty());
     w.sim.sim.add_fault(cmux_cloud_sim::Fault::on(run.as_str()).status(503).times(0));
     eventually("offline in the status", SECS(120), || {
-        w.engine.status().unwrap().problems.iter().any(|p| p.starts_with("Offline: the cloud cannot be reached"))
+        w.engine.status().unwrap().problems.iter().map(ToString::to_string).any(|p| p.starts_with("Offline: the cloud cannot be reached"))
     })
     .await;
     assert_eq!(w.engine.tray_view().unwrap().icon, cmux_tray_engine::view::Icon::Problem);

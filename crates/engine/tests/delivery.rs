@@ -259,7 +259,7 @@ async fn a_bad_config_keeps_the_last_good_settings_and_names_the_key() {
     w.configure(&format!("{BERLIN}windows = [\"daily 22:00-23:00\"]\n"));
     let bad = format!("{BERLIN}windows = [\"daily 25:00-07:00\"]\n");
     w.configure(&bad);
-    let problems = w.engine.status().unwrap().problems;
+    let problems = w.engine.status().unwrap().problems.iter().map(ToString::to_string).collect::<Vec<_>>();
     assert!(
         problems.iter().any(|p| p.contains("delivery.quiet_hours.windows") && p.contains("25:00") && p.contains("last good")),
         "{problems:?}"

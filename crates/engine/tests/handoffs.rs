@@ -182,7 +182,7 @@ async fn bodies_of_another_shape_are_unreadable() {
     w.engine.follow_handoff(&ho).unwrap();
     pass(SECS(120)).await;
     assert!(w.banners().is_empty(), "{:?}", w.banners());
-    let problems = w.engine.status().unwrap().problems;
+    let problems = w.engine.status().unwrap().problems.iter().map(ToString::to_string).collect::<Vec<_>>();
     assert!(problems.iter().filter(|p| p.contains("unreadable")).count() >= 4, "{problems:?}");
     assert_eq!(w.engine.live_follows(), 1, "still followed");
 }
@@ -206,7 +206,7 @@ async fn a_bad_entry_in_the_list_is_named_and_the_rest_are_followed() {
     w.engine.sign_out().await.unwrap();
     w.sign_in(&token).await;
     eventually("the good one followed", SECS(30), || w.engine.live_follows() == 1).await;
-    let problems = w.engine.status().unwrap().problems;
+    let problems = w.engine.status().unwrap().problems.iter().map(ToString::to_string).collect::<Vec<_>>();
     assert!(problems.iter().any(|p| p.contains("entry 1") && p.contains("ho_NOT-AN-ID")), "{problems:?}");
     assert!(problems.iter().any(|p| p.contains("entry 2") && p.contains("mystery")), "{problems:?}");
     let _ = HandoffId::parse(good.as_str()).unwrap();

@@ -34,7 +34,7 @@ async fn a_banner_the_server_refuses_is_set_aside_after_three_tries_and_the_othe
     assert!(n.failure.as_deref().is_some_and(|f| f.contains("refuse")), "{:?}", n.failure);
     let status = w.engine.status().unwrap();
     assert!(
-        status.problems.iter().any(|p| p.contains("could not be shown") && p.contains("Refused by the server")),
+        status.problems.iter().map(ToString::to_string).any(|p| p.contains("could not be shown") && p.contains("Refused by the server")),
         "{:?}",
         status.problems
     );
@@ -57,7 +57,7 @@ async fn a_banner_shown_while_the_store_cannot_be_written_is_not_shown_again() {
     assert_eq!(w.banners().len(), 1, "a failed write posts no second banner: {:?}", titles(&w));
     let status = w.engine.status().unwrap();
     assert!(
-        status.problems.iter().any(|p| p.starts_with("Could not save to")),
+        status.problems.iter().map(ToString::to_string).any(|p| p.starts_with("Could not save to")),
         "a failed write is a visible problem: {:?}",
         status.problems
     );
@@ -119,7 +119,7 @@ async fn past_the_follow_cap_a_follow_is_refused_and_said_never_dropped() {
     // At sign-in the active Runs are adopted: two fit, the third is refused and said.
     engine.sign_in_with_token(secrecy::SecretString::from(user.access_token.clone()), None).await.unwrap();
     let refused = |engine: &cmux_tray_engine::Engine, id: &str| {
-        engine.status().unwrap().problems.iter().any(|p| p.contains(id) && p.contains("was not followed"))
+        engine.status().unwrap().problems.iter().map(ToString::to_string).any(|p| p.contains(id) && p.contains("was not followed"))
     };
     let refused_one = || [&a, &b, &c].into_iter().find(|id| refused(&engine, id.as_str())).cloned();
     eventually("two adopted, one refused", SECS(30), || engine.live_follows() == 2 && refused_one().is_some()).await;

@@ -178,7 +178,8 @@ async fn macos_asks_once_and_a_refusal_is_said_until_banners_are_turned_on() {
     assert_eq!(platform.asked(), 1, "asked once, never again");
     assert!(platform.centre.listed().is_empty());
     let status = engine.status().unwrap();
-    assert!(status.problem_lines.iter().any(|l| l == "Banners are turned off for cmux-tray"), "{:?}", status.problem_lines);
+    let lines: Vec<String> = status.problems.iter().map(|p| p.headline(&cmux_tray_engine::lang::Lang::english())).collect();
+    assert!(lines.iter().any(|l| l == "Banners are turned off for cmux-tray"), "{lines:?}");
     assert!(engine.settings_view().banners_off.is_some_and(|why| why.contains("System Settings")));
 
     platform.set_status(Authorization::Authorized);

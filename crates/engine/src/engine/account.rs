@@ -13,7 +13,7 @@ use crate::cloud::auth::{DevicePoll, DeviceStart, Tokens};
 use crate::cloud::{CloudError, Credentials, Me, TeamId};
 use crate::follow::{Pacing, Session};
 use crate::lock::Locked;
-use crate::status::Problem;
+use crate::status::{AccountProblem, Problem};
 
 /// Renew this long before the access token expires.
 const RENEW_EARLY: Duration = Duration::from_secs(60);
@@ -128,7 +128,7 @@ impl Engine {
         let Some(kept) = self.load_secret(&account.user_id).await else {
             // Never "signed in" without a usable token: the account needs a sign-in, visibly.
             let kept = self.secret_store().map(|s| s.describe()).unwrap_or_else(|| "nowhere".into());
-            let problem = format!("The saved sign-in was not found in {kept}: sign in again.");
+            let problem = AccountProblem::NotFound { kept };
             tracing::warn!(account = %account.email, "{problem}");
             self.inner.store.set_account_problem(Some(&problem))?;
             self.changed();
@@ -138,7 +138,7 @@ impl Engine {
         let here = self.origins();
         if !kept.belongs_to(&here) {
             let from = kept.origins.unwrap_or_else(crate::secrets::Origins::built_in);
-            let problem = format!("The saved sign-in is for {}, and the settings now name {}: sign in again.", from.auth, here.auth);
+            let problem = AccountProblem::OtherCloud { from: from.auth, here: here.auth };
             tracing::warn!(account = %account.email, "{problem}");
             self.inner.store.set_account_problem(Some(&problem))?;
             self.changed();

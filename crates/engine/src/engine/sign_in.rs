@@ -12,7 +12,7 @@ use crate::cloud::{CloudError, Credentials, Me, Team, TeamId};
 use crate::follow::Session;
 use crate::lock::Locked;
 use crate::notice::{AppStatus, Notice, NoticeStatus};
-use crate::status::Problem;
+use crate::status::{AccountProblem, Problem};
 use crate::store::AccountRow;
 
 /// Where the team an account chose is kept: per account, across sign-outs.
@@ -169,7 +169,7 @@ impl Engine {
         if let Some(s) = session {
             s.stop.cancel();
         }
-        let _ = self.inner.store.set_account_problem(Some(&Problem::TokenRefused.to_string()));
+        let _ = self.inner.store.set_account_problem(Some(&AccountProblem::TokenRefused));
         let now = self.inner.clock.now_ms();
         let item = crate::notice::Item::Account(account.into());
         let notice = Notice {

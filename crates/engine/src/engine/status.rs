@@ -18,7 +18,7 @@ const PROBLEM_SHOWN_MS: i64 = 3_600_000;
 
 impl Status {
     /// Reads the status from a store (the running engine's, or one opened read-only).
-    pub fn read(store: &Store, problems: Vec<String>) -> Result<Status, StoreError> {
+    pub fn read(store: &Store, problems: Vec<Problem>) -> Result<Status, StoreError> {
         use crate::policy::Pause;
         let pause = settings::stored_pause(store, jiff::Timestamp::now().as_millisecond());
         let paused_until = match &pause {
@@ -39,7 +39,6 @@ impl Status {
             follows: store.follows(200)?,
             notices: store.recent_notices(20)?,
             problems,
-            problem_lines: Vec::new(),
             update_available: None,
             network: None,
             held_by: Vec::new(),
@@ -74,8 +73,7 @@ impl Engine {
             problems.extend(recent.iter().map(|(_, p)| p.clone()));
         }
         problems.extend(self.inner.delivery.problem());
-        let mut status = Status::read(&self.inner.store, problems.iter().map(Problem::to_string).collect())?;
-        status.problem_lines = problems.iter().map(|p| p.headline(&self.inner.lang)).collect();
+        let mut status = Status::read(&self.inner.store, problems)?;
         status.update_available = self.update_available();
         status.network = Some(self.cloud_route());
         let secrets = self.secret_store();

@@ -4,6 +4,7 @@ use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use super::{Store, StoreError};
+use crate::status::AccountProblem;
 
 /// The signed-in account, as remembered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -13,7 +14,8 @@ pub struct AccountRow {
     pub email: String,
     pub team: Option<String>,
     pub signed_in_at: i64,
-    pub problem: Option<String>,
+    /// Why it stopped working, until the next sign-in.
+    pub problem: Option<AccountProblem>,
 }
 
 impl Store {
@@ -38,7 +40,7 @@ impl Store {
     }
 
     /// Notes why the account stopped working (or clears it).
-    pub fn set_account_problem(&self, problem: Option<&str>) -> Result<(), StoreError> {
+    pub fn set_account_problem(&self, problem: Option<&AccountProblem>) -> Result<(), StoreError> {
         self.lock().execute("UPDATE account SET problem = ?1", [problem]).map(drop).map_err(|e| self.err(e))
     }
 

@@ -123,4 +123,19 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX notices_shown ON notices (source, told_at) WHERE delivery IN ('shown', 'coalesced');
     "#,
+    // 8: the account's problem as its kind (JSON of `status::AccountProblem`), said in the
+    //    person's language where it is shown; the English sentences stored before become their
+    //    kinds (a sentence of no known kind: the token refused, which a sign-in clears alike).
+    r#"
+    UPDATE account SET problem = CASE
+        WHEN problem LIKE 'The cloud refused CMUX_TRAY_TOKEN%' THEN json_object('kind', 'env-token-refused')
+        WHEN problem LIKE 'The saved sign-in was not found in %: sign in again.'
+            THEN json_object('kind', 'not-found', 'kept', substr(problem, 36, length(problem) - 35 - 16))
+        WHEN problem LIKE 'The saved sign-in is for %, and the settings now name %: sign in again.' THEN json_object('kind', 'other-cloud',
+            'from', substr(problem, 26, instr(problem, ', and the settings now name ') - 26),
+            'here', substr(problem, instr(problem, ', and the settings now name ') + 28,
+                           length(problem) - instr(problem, ', and the settings now name ') - 27 - 16))
+        ELSE json_object('kind', 'token-refused')
+    END WHERE problem IS NOT NULL;
+    "#,
 ];

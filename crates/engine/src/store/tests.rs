@@ -237,6 +237,45 @@ fn a_store_from_before_places_keeps_its_notices_and_sessions_and_takes_places_af
     assert_eq!(out.notice("local:B").unwrap().unwrap().place, Some(place));
 }
 
+/// The account's problem was an English sentence until schema 8; each sentence the app wrote
+/// reads back as its kind, said in the person's language where it is shown.
+#[test]
+fn an_account_problem_stored_as_a_sentence_reads_back_as_its_kind() {
+    use crate::status::AccountProblem;
+    let sentences = [
+        ("The cloud refused the access token: sign in again.", AccountProblem::TokenRefused),
+        ("The cloud refused CMUX_TRAY_TOKEN: sign in again.", AccountProblem::EnvTokenRefused),
+        (
+            "The saved sign-in was not found in the keyring (Secret Service): sign in again.",
+            AccountProblem::NotFound { kept: "the keyring (Secret Service)".into() },
+        ),
+        (
+            "The saved sign-in is for https://cmux.example, and the settings now name http://127.0.0.1:9: sign in again.",
+            AccountProblem::OtherCloud { from: "https://cmux.example".into(), here: "http://127.0.0.1:9".into() },
+        ),
+    ];
+    for (sentence, kind) in sentences {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.sqlite3");
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            for sql in &schema::MIGRATIONS[..7] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 7).unwrap();
+            conn.execute(
+                "INSERT INTO account (only, user_id, email, team, signed_in_at, problem) VALUES (1, 'u', 'a@example.com', NULL, 1, ?1)",
+                [sentence],
+            )
+            .unwrap();
+        }
+        let out = Store::open(&path).unwrap();
+        let problem = out.account().unwrap().unwrap().problem.unwrap();
+        assert_eq!(problem, kind);
+        assert_eq!(problem.to_string(), sentence, "the whole story as it was");
+    }
+}
+
 /// Every stored word: the words docs/notices.md names, each through SQLite and JSON and back
 /// as itself; a word no variant names is an error naming the type and the word.
 #[test]

@@ -141,11 +141,11 @@ pub fn tray_view(lang: &Lang, status: &Status, now_ms: i64, tz: &TimeZone) -> Tr
             key: n.key.clone(),
         })
         .collect();
-    let mut problems: Vec<MenuProblem> = account_problem.into_iter().map(|line| MenuProblem { line, why: None }).collect();
-    problems.extend(status.problems.iter().enumerate().map(|(i, whole)| match status.problem_lines.get(i) {
-        Some(line) if line != whole => MenuProblem { line: line.clone(), why: Some(crate::text::cut(whole, MENU_WHY)) },
-        _ => MenuProblem { line: whole.clone(), why: None },
-    }));
+    // Each problem's line in the person's language, its whole story (English, with what a
+    // library said) behind "Why".
+    let said = |line: String, whole: String| MenuProblem { why: (line != whole).then(|| crate::text::cut(&whole, MENU_WHY)), line };
+    let mut problems: Vec<MenuProblem> = account_problem.map(|p| said(p.headline(lang), p.to_string())).into_iter().collect();
+    problems.extend(status.problems.iter().map(|p| said(p.headline(lang), p.to_string())));
     let icon = if !problems.is_empty() {
         Icon::Problem
     } else if !signed_in && follows.is_empty() {
@@ -181,8 +181,8 @@ pub(super) mod tests {
     use super::*;
     use crate::store::{AccountRow, FollowRow, StoredNotice};
 
-    fn account(problem: Option<&str>) -> AccountRow {
-        AccountRow { user_id: "u".into(), email: "ada@example.com".into(), team: None, signed_in_at: 0, problem: problem.map(String::from) }
+    fn account(problem: Option<crate::status::AccountProblem>) -> AccountRow {
+        AccountRow { user_id: "u".into(), email: "ada@example.com".into(), team: None, signed_in_at: 0, problem }
     }
 
     pub(crate) fn follow(id: &str) -> FollowRow {
@@ -263,8 +263,12 @@ pub(super) mod tests {
         s.paused = Some("until resumed".into());
         s.paused_indefinitely = true;
         assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).icon, Icon::Paused);
-        s.account = Some(account(Some("The cloud refused the access token: sign in again.")));
+        s.account = Some(account(Some(crate::status::AccountProblem::TokenRefused)));
         let v = tray_view(&Lang::english(), &s, 0, &TimeZone::UTC);
         assert_eq!((v.icon, v.account.as_str(), v.signed_in), (Icon::Problem, "Sign in again (ada@example.com)", false));
+        // The account's problem in the person's language, its whole story behind "Why".
+        let de = tray_view(&Lang::in_language(crate::lang::Language::German), &s, 0, &TimeZone::UTC);
+        assert_eq!(de.problems[0].line, "Die Cloud hat die Anmeldung abgelehnt: bitte erneut anmelden");
+        assert_eq!(de.problems[0].why.as_deref(), Some("The cloud refused the access token: sign in again."));
     }
 }
