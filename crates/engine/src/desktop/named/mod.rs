@@ -1,5 +1,5 @@
-//! Banners the app names itself (macOS and Windows; docs/architecture.md "Banners on each
-//! platform"). Where the freedesktop server gives each banner its id, these platforms let the app
+//! Banners the app names itself (macOS and Windows; docs/architecture.md "macOS and
+//! Windows"). Where the freedesktop server gives each banner its id, these platforms let the app
 //! give the name: a banner's name comes from its item, so an item's next banner replaces its live
 //! one, and a banner reposted after a crash replaces the one the crashed process left on screen
 //! instead of showing twice.
