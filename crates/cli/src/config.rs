@@ -8,7 +8,8 @@ use serde_json::json;
 use cmux_tray_engine::config::Paths;
 
 use crate::args::ConfigAction;
-use crate::engine_request_within;
+use crate::send_within;
+use cmux_tray_engine::local::requests::Reload;
 
 pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
     use cmux_tray_engine::config;
@@ -48,7 +49,7 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
                 return Ok(());
             }
             // Applied live when an engine runs; otherwise at its next start.
-            match engine_request_within(paths, "settings.reload", json!({}), Duration::from_secs(5)).await {
+            match send_within(paths, &Reload, Duration::from_secs(5)).await {
                 Ok(r) if r["reloaded"] == json!(false) => eprintln!("cmux-tray: {}", r["problem"].as_str().unwrap_or("not applied")),
                 Ok(_) => println!("{key} = {value} (applied)"),
                 Err(_) => println!("{key} = {value} (applies when cmux-tray starts)"),

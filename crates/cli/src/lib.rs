@@ -36,6 +36,8 @@ use cmux_tray_engine::cloud::{HandoffId, RunId};
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local;
 use cmux_tray_engine::local::client::NotifyConfig;
+use cmux_tray_engine::local::requests::{self, MethodRequest};
+use cmux_tray_engine::store::FollowKind;
 
 pub use daemon::EXIT_CANNOT_START;
 
@@ -101,17 +103,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Daemon => daemon::daemon(&paths).await,
         Command::Status { json } => status::status(&paths, json).await,
         Command::Follow { kind, id, json } => {
-            let kind = match kind {
-                ItemKind::Run => RunId::parse(&id).map(|_| "run")?,
-                ItemKind::Handoff => HandoffId::parse(&id).map(|_| "handoff")?,
+            let (kind, follow) = match kind {
+                ItemKind::Run => (FollowKind::Run, requests::Follow::Run(RunId::parse(&id)?)),
+                ItemKind::Handoff => (FollowKind::Handoff, requests::Follow::Handoff(HandoffId::parse(&id)?)),
             };
-            engine_request(&paths, "cloud.follow", json!({"kind": kind, "id": id})).await?;
+            send(&paths, &follow).await?;
             let answered = first_answer(&paths, &id).await?;
             say(json, json!({"kind": kind, "id": id, "following": true, "answered": answered}), || format!("following {id}"))
         }
         Command::Cancel { kind: CancelKind::Run, id, json } => {
-            RunId::parse(&id)?;
-            engine_request(&paths, "cloud.cancel", json!({"id": id})).await?;
+            send(&paths, &requests::Cancel { run: RunId::parse(&id)? }).await?;
             say(json, json!({"kind": "run", "id": id, "cancelled": true}), || format!("cancelled {id}"))
         }
         Command::SocketPath { json } => {
@@ -148,8 +149,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Config { action } => config::config(&paths, action).await,
         Command::Pause { until } => {
             let until = config::pause_until(&until.join(" "))?;
-            let params = json!({"until": until.map(|t| t.to_string())});
-            engine_request(&paths, "delivery.pause", params).await?;
+            send(&paths, &requests::Pause { until }).await?;
             match until {
                 Some(t) => println!("banners paused until {}", config::in_local_time(t)),
                 None => println!("banners paused until you resume (cmux-tray resume)"),
@@ -158,12 +158,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Login { token_stdin, team } => login::login(&paths, token_stdin, team).await,
         Command::Logout => {
-            engine_request(&paths, "account.sign_out", json!({})).await?;
+            send(&paths, &requests::SignOut).await?;
             println!("signed out; the saved sign-in was deleted");
             Ok(())
         }
         Command::Resume => {
-            engine_request(&paths, "delivery.resume", json!({})).await?;
+            send(&paths, &requests::Resume).await?;
             println!("banners resumed");
             Ok(())
         }
@@ -200,18 +200,14 @@ pub(crate) fn notify_config(paths: &Paths) -> NotifyConfig {
     })
 }
 
-pub(crate) async fn engine_request(paths: &Paths, method: &str, params: serde_json::Value) -> anyhow::Result<serde_json::Value> {
-    engine_request_within(paths, method, params, Duration::from_secs(30)).await
+/// Sends a request to the running engine and returns its answer (30 s at the most).
+pub(crate) async fn send<R: MethodRequest>(paths: &Paths, request: &R) -> anyhow::Result<serde_json::Value> {
+    send_within(paths, request, Duration::from_secs(30)).await
 }
 
-pub(crate) async fn engine_request_within(
-    paths: &Paths,
-    method: &str,
-    params: serde_json::Value,
-    within: Duration,
-) -> anyhow::Result<serde_json::Value> {
+pub(crate) async fn send_within<R: MethodRequest>(paths: &Paths, request: &R, within: Duration) -> anyhow::Result<serde_json::Value> {
     let password = environment().remove("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty());
-    local::request(&paths.socket(), method, params, password.as_deref(), within).await.map_err(|e| match e {
+    local::request(&paths.socket(), R::METHOD.as_str(), request.params(), password.as_deref(), within).await.map_err(|e| match e {
         local::RequestError::NoEngine { .. } => anyhow::Error::new(NoEngine(e.to_string())),
         other => anyhow::anyhow!("{other}"),
     })
@@ -222,7 +218,7 @@ pub(crate) async fn engine_request_within(
 async fn first_answer(paths: &Paths, id: &str) -> anyhow::Result<bool> {
     let deadline = tokio::time::Instant::now() + FIRST_ANSWER;
     loop {
-        let status: cmux_tray_engine::Status = serde_json::from_value(engine_request(paths, "tray.status", json!({})).await?)?;
+        let status: cmux_tray_engine::Status = serde_json::from_value(send(paths, &requests::GetStatus).await?)?;
         if let Some(row) = status.follows.iter().find(|f| f.id == id) {
             match (&row.ended_at, &row.end_reason, &row.title) {
                 (Some(_), Some(why), _) if why.starts_with("gone") => {

@@ -2,23 +2,24 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
+use cmux_tray_engine::cloud::TeamId;
 use cmux_tray_engine::config::Paths;
+use cmux_tray_engine::local::requests::{DeviceStart, DeviceWait, SignInToken};
 
-use crate::{engine_request, engine_request_within};
+use crate::{send, send_within};
 
 pub(crate) async fn login(paths: &Paths, token_stdin: bool, team: Option<String>) -> anyhow::Result<()> {
+    let team = team.map(|t| TeamId::parse(&t)).transpose()?;
     if token_stdin {
         let mut token = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut token)?;
         let token = token.trim();
         anyhow::ensure!(!token.is_empty(), "no token on stdin");
-        let me = engine_request(paths, "account.sign_in_token", json!({"access_token": token, "team": team})).await?;
+        let me = send(paths, &SignInToken { access_token: token.to_string().into(), team }).await?;
         println!("signed in as {}", me["email"].as_str().unwrap_or("?"));
         return Ok(());
     }
-    let start = engine_request(paths, "account.device_start", json!({})).await?;
+    let start = send(paths, &DeviceStart).await?;
     let url = start["verificationUrl"].as_str().unwrap_or_default();
     println!("To sign in, open {url}");
     println!("and confirm the code {}", start["userCode"].as_str().unwrap_or_default());
@@ -30,7 +31,7 @@ pub(crate) async fn login(paths: &Paths, token_stdin: bool, team: Option<String>
         }
     });
     let within = Duration::from_secs(start["expiresInSeconds"].as_u64().unwrap_or(900) + 30);
-    let me = engine_request_within(paths, "account.device_wait", json!({"team": team}), within).await?;
+    let me = send_within(paths, &DeviceWait { team }, within).await?;
     println!("signed in as {}", me["email"].as_str().unwrap_or("?"));
     Ok(())
 }

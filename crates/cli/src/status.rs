@@ -10,13 +10,14 @@ use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::store::{Store, StoredNotice};
 use cmux_tray_engine::{Status, local};
 
-use crate::engine_request_within;
+use crate::send_within;
+use cmux_tray_engine::local::requests::GetStatus;
 
 pub(crate) async fn status(paths: &Paths, as_json: bool) -> anyhow::Result<()> {
     let db: PathBuf = paths.database();
     let running = local::endpoint::is_live(&paths.socket());
     // The running engine knows more (its problems, where the sign-in is kept); else the store.
-    let live = if running { engine_request_within(paths, "tray.status", json!({}), Duration::from_secs(5)).await.ok() } else { None };
+    let live = if running { send_within(paths, &GetStatus, Duration::from_secs(5)).await.ok() } else { None };
     let status: Status = match live.and_then(|v| serde_json::from_value(v).ok()) {
         Some(s) => s,
         None if db.exists() => Status::read(&Store::open_read_only(&db)?, Vec::new())?,

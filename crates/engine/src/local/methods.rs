@@ -5,12 +5,14 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{Value, json};
 
 use super::forwarded::Forwarded;
-use super::protocol::{self, ErrorCode, MethodError, Request};
+use super::protocol::{self, ErrorCode, Method, MethodError, Request};
 use super::replies::{Replies, Write};
-use crate::cloud::{HandoffId, RunId};
-use crate::engine::{Engine, EngineError, SIGN_IN_RESTORE_WAIT};
+use super::requests::params::{flag, internal, optional, place, required, text};
+use super::requests::{
+    Cancel, DeviceStart, DeviceWait, Follow, GetStatus, MethodRequest as _, Pause, Reload, Resume, SignInToken, SignOut,
+};
+use crate::engine::Engine;
 use crate::notice::local::LocalPost;
-use crate::place::Place;
 use crate::store::{SessionShown, StoredNotice};
 
 /// What a connection knows about itself.
@@ -223,41 +225,6 @@ pub const LIST_LIMIT_MAX: usize = 5000;
 
 type MethodResult = Result<Value, MethodError>;
 
-/// A string parameter: absent is `default`, present must be a string.
-fn text(params: &Value, key: &str, default: &str) -> Result<String, MethodError> {
-    match params.get(key) {
-        None | Some(Value::Null) => Ok(default.into()),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(MethodError::new(ErrorCode::InvalidParams, format!("{key} must be a string, not {other}"))),
-    }
-}
-
-/// A boolean parameter: absent is false, present must be a boolean.
-fn flag(params: &Value, key: &str) -> Result<bool, MethodError> {
-    match params.get(key) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => Err(MethodError::new(ErrorCode::InvalidParams, format!("{key} must be true or false, not {other}"))),
-    }
-}
-
-fn optional(params: &Value, key: &str) -> Result<Option<String>, MethodError> {
-    let s = text(params, key, "")?;
-    Ok((!s.trim().is_empty()).then_some(s))
-}
-
-/// The terminal place a client sent (ours), checked field by field; absent or empty is none.
-fn place(params: &Value) -> Result<Option<Place>, MethodError> {
-    match params.get("place") {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => Place::from_json(v).map(|p| (!p.is_empty()).then_some(p)).map_err(|e| MethodError::new(ErrorCode::InvalidParams, e)),
-    }
-}
-
-fn required(params: &Value, key: &str) -> Result<String, MethodError> {
-    optional(params, key)?.ok_or_else(|| MethodError::new(ErrorCode::InvalidParams, format!("{key} is required")))
-}
-
 /// A v2 request other than the notices `answer_all` saves; `word` is the method as sent, which
 /// `method` is when it names one.
 async fn v2(engine: &Engine, conn: &mut Conn, method: Option<Method>, word: &str, params: &Value) -> MethodResult {
@@ -339,127 +306,22 @@ async fn v2(engine: &Engine, conn: &mut Conn, method: Option<Method>, word: &str
             engine.set_focus(&ws, optional(params, "surface_id")?.as_deref(), focused).await.map_err(internal)?;
             Ok(json!({}))
         }
-        Method::CloudFollow => {
-            let id = text(params, "id", "")?;
-            let kind = text(params, "kind", "")?;
-            let (run, handoff) = match kind.as_str() {
-                "run" => (Some(RunId::parse(&id).map_err(invalid)?), None),
-                "handoff" => (None, Some(HandoffId::parse(&id).map_err(invalid)?)),
-                other => {
-                    return Err(MethodError::new(ErrorCode::InvalidParams, format!("kind {other:?}: expected \"run\" or \"handoff\"")));
-                }
-            };
-            engine.account_ready(SIGN_IN_RESTORE_WAIT).await;
-            match (run, handoff) {
-                (Some(run), _) => engine.follow_run(&run).map_err(engine_error)?,
-                (_, Some(handoff)) => engine.follow_handoff(&handoff).map_err(engine_error)?,
-                _ => unreachable!("one of the two was parsed"),
-            }
-            Ok(json!({"following": true}))
-        }
-        Method::CloudCancel => {
-            let id = RunId::parse(&text(params, "id", "")?).map_err(invalid)?;
-            engine.account_ready(SIGN_IN_RESTORE_WAIT).await;
-            engine.cancel_run(&id).await.map_err(engine_error)?;
-            Ok(json!({"cancelled": true}))
-        }
-        Method::DeliveryPause => {
-            // `until`: RFC 3339, or absent for "until resumed".
-            let until = match optional(params, "until")? {
-                None => None,
-                Some(t) => Some(
-                    t.parse::<jiff::Timestamp>().map_err(|e| MethodError::new(ErrorCode::InvalidParams, format!("until {t:?}: {e}")))?,
-                ),
-            };
-            engine.pause(until).map_err(internal)?;
-            Ok(json!({"paused": true, "until": until.map(|t| t.to_string())}))
-        }
-        Method::DeliveryResume => {
-            engine.resume().map_err(internal)?;
-            Ok(json!({"paused": false}))
-        }
-        Method::AccountDeviceStart => {
-            let start = engine.device_start().await.map_err(internal)?;
-            Ok(serde_json::to_value(start).unwrap_or_default())
-        }
-        Method::AccountDeviceWait => {
-            let team = optional(params, "team")?.map(|t| crate::cloud::TeamId::parse(&t)).transpose().map_err(invalid)?;
-            let me = engine.device_finish(team).await.map_err(internal)?;
-            Ok(json!({"email": me.email, "userId": me.user_id}))
-        }
-        Method::AccountSignInToken => {
-            let token = required(params, "access_token")?;
-            let team = optional(params, "team")?.map(|t| crate::cloud::TeamId::parse(&t)).transpose().map_err(invalid)?;
-            let me = engine.sign_in_with_token(SecretString::from(token), team).await.map_err(internal)?;
-            Ok(json!({"email": me.email, "userId": me.user_id}))
-        }
-        Method::AccountSignOut => {
-            engine.sign_out().await.map_err(internal)?;
-            Ok(json!({"signedOut": true}))
-        }
-        Method::TrayStatus => serde_json::to_value(engine.status().map_err(internal)?).map_err(internal),
+        Method::CloudFollow => Follow::parse(params)?.apply(engine).await,
+        Method::CloudCancel => Cancel::parse(params)?.apply(engine).await,
+        Method::DeliveryPause => Pause::parse(params)?.apply(engine),
+        Method::DeliveryResume => Resume::parse(params)?.apply(engine),
+        Method::AccountDeviceStart => DeviceStart::parse(params)?.apply(engine).await,
+        Method::AccountDeviceWait => DeviceWait::parse(params)?.apply(engine).await,
+        Method::AccountSignInToken => SignInToken::parse(params)?.apply(engine).await,
+        Method::AccountSignOut => SignOut::parse(params)?.apply(engine).await,
+        Method::TrayStatus => GetStatus::parse(params)?.apply(engine),
         Method::TrayView => serde_json::to_value(engine.tray_view().map_err(internal)?).map_err(internal),
         Method::TrayMarkAllRead => Ok(json!({"marked_read": engine.mark_all_read().await.map_err(internal)?})),
-        Method::SettingsReload => {
-            engine.reload_delivery_settings();
-            let problem = engine.delivery_settings_problem().map(|p| p.to_string());
-            Ok(json!({"reloaded": problem.is_none(), "problem": problem}))
-        }
+        Method::SettingsReload => Reload::parse(params)?.apply(engine),
         // Answered by `answer_all` with their batch (`v2_post`); login above.
         Method::AuthLogin | Method::NotificationCreate | Method::NotificationCreateForCaller => {
             Err(MethodError::new(ErrorCode::InternalError, format!("{method} is answered with its batch")))
         }
-    }
-}
-
-crate::words::text_enum! {
-    /// A v2 method (docs/local-socket.md), declared once: the dispatch matches on it and
-    /// `system.capabilities` lists it, in this order.
-    pub enum Method {
-        /// Password mode: the password, before anything else.
-        AuthLogin = "auth.login",
-        /// Is the engine there.
-        SystemPing = "system.ping",
-        /// The methods and the access mode.
-        SystemCapabilities = "system.capabilities",
-        /// A notice, with the cmux surface it came from (saved with its batch).
-        NotificationCreate = "notification.create",
-        /// A notice, with the caller's terminal place (saved with its batch).
-        NotificationCreateForCaller = "notification.create_for_caller",
-        /// The newest local notices.
-        NotificationList = "notification.list",
-        /// Marks one local notice read, or all.
-        NotificationMarkRead = "notification.mark_read",
-        /// Forgets every local notice and takes their banners away.
-        NotificationClear = "notification.clear",
-        /// A terminal shows a cloud session: its banners come back here.
-        SessionAttach = "session.attach",
-        /// The person looks at a cmux surface: its notices are read.
-        SurfaceFocus = "surface.focus",
-        /// Follow a Run or a hand-off.
-        CloudFollow = "cloud.follow",
-        /// Cancel a Run from here: its end tells nothing.
-        CloudCancel = "cloud.cancel",
-        /// Start a device sign-in.
-        AccountDeviceStart = "account.device_start",
-        /// Wait for the device sign-in to be confirmed.
-        AccountDeviceWait = "account.device_wait",
-        /// Sign in with an access token (kept in memory).
-        AccountSignInToken = "account.sign_in_token",
-        /// Sign out and forget the saved sign-in.
-        AccountSignOut = "account.sign_out",
-        /// Pause banners until a time, or until resumed.
-        DeliveryPause = "delivery.pause",
-        /// Resume banners.
-        DeliveryResume = "delivery.resume",
-        /// Read the config file again.
-        SettingsReload = "settings.reload",
-        /// What `status` shows.
-        TrayStatus = "tray.status",
-        /// What the tray shows.
-        TrayView = "tray.view",
-        /// Marks every notice read.
-        TrayMarkAllRead = "tray.mark_all_read",
     }
 }
 
@@ -484,21 +346,4 @@ fn list_item(n: &StoredNotice) -> Value {
         "created_at": created,
         "is_read": n.read_at.is_some(),
     })
-}
-
-fn invalid(e: impl std::fmt::Display) -> MethodError {
-    MethodError::new(ErrorCode::InvalidParams, e.to_string())
-}
-
-/// An engine error's code: "not signed in" has its own, the rest are internal.
-fn engine_error(e: EngineError) -> MethodError {
-    match e {
-        EngineError::SignedOut => MethodError::new(ErrorCode::NotSignedIn, e.to_string()),
-        EngineError::TooManyFollows { .. } => MethodError::new(ErrorCode::TooManyFollows, e.to_string()),
-        e => internal(e),
-    }
-}
-
-fn internal(e: impl std::fmt::Display) -> MethodError {
-    MethodError::new(ErrorCode::InternalError, e.to_string())
 }

@@ -9,6 +9,8 @@
 //!   read and answered together.
 //! - [`methods`]: each command and method, done through the engine; a batch's notices in one
 //!   commit.
+//! - [`requests`]: one type per method `cmux-tray` sends, shared by the client and the server,
+//!   each parsed and applied in a file of its own.
 //! - [`replies`]: a batch's answers written in order, together while small.
 //! - [`forwarded`]: a connection an ssh client forwards from another machine: its host, and
 //!   the local terminal running that ssh for the click.
@@ -22,6 +24,7 @@ pub mod forwarded;
 pub mod methods;
 pub mod protocol;
 pub mod replies;
+pub mod requests;
 pub mod server;
 
 pub use client::{RequestError, request};

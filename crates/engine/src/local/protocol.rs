@@ -130,6 +130,57 @@ pub fn rejected_line(r: &Rejected) -> String {
     }
 }
 
+crate::words::text_enum! {
+    /// A v2 method (docs/local-socket.md), declared once: the dispatch matches on it and
+    /// `system.capabilities` lists it, in this order.
+    pub enum Method {
+        /// Password mode: the password, before anything else.
+        AuthLogin = "auth.login",
+        /// Is the engine there.
+        SystemPing = "system.ping",
+        /// The methods and the access mode.
+        SystemCapabilities = "system.capabilities",
+        /// A notice, with the cmux surface it came from (saved with its batch).
+        NotificationCreate = "notification.create",
+        /// A notice, with the caller's terminal place (saved with its batch).
+        NotificationCreateForCaller = "notification.create_for_caller",
+        /// The newest local notices.
+        NotificationList = "notification.list",
+        /// Marks one local notice read, or all.
+        NotificationMarkRead = "notification.mark_read",
+        /// Forgets every local notice and takes their banners away.
+        NotificationClear = "notification.clear",
+        /// A terminal shows a cloud session: its banners come back here.
+        SessionAttach = "session.attach",
+        /// The person looks at a cmux surface: its notices are read.
+        SurfaceFocus = "surface.focus",
+        /// Follow a Run or a hand-off.
+        CloudFollow = "cloud.follow",
+        /// Cancel a Run from here: its end tells nothing.
+        CloudCancel = "cloud.cancel",
+        /// Start a device sign-in.
+        AccountDeviceStart = "account.device_start",
+        /// Wait for the device sign-in to be confirmed.
+        AccountDeviceWait = "account.device_wait",
+        /// Sign in with an access token (kept in memory).
+        AccountSignInToken = "account.sign_in_token",
+        /// Sign out and forget the saved sign-in.
+        AccountSignOut = "account.sign_out",
+        /// Pause banners until a time, or until resumed.
+        DeliveryPause = "delivery.pause",
+        /// Resume banners.
+        DeliveryResume = "delivery.resume",
+        /// Read the config file again.
+        SettingsReload = "settings.reload",
+        /// What `status` shows.
+        TrayStatus = "tray.status",
+        /// What the tray shows.
+        TrayView = "tray.view",
+        /// Marks every notice read.
+        TrayMarkAllRead = "tray.mark_all_read",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,30 @@
+//! `account.device_start`: start a device sign-in (a code to confirm on the cloud's page).
+
+use serde_json::{Value, json};
+
+use super::MethodRequest;
+use super::params::internal;
+use crate::engine::Engine;
+use crate::local::protocol::{Method, MethodError};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceStart;
+
+impl MethodRequest for DeviceStart {
+    const METHOD: Method = Method::AccountDeviceStart;
+
+    fn parse(_: &Value) -> Result<Self, MethodError> {
+        Ok(DeviceStart)
+    }
+
+    fn params(&self) -> Value {
+        json!({})
+    }
+}
+
+impl DeviceStart {
+    pub async fn apply(self, engine: &Engine) -> Result<Value, MethodError> {
+        let start = engine.device_start().await.map_err(internal)?;
+        Ok(serde_json::to_value(start).unwrap_or_default())
+    }
+}
