@@ -2,7 +2,7 @@
 //! read or refused with the key and the reason, never a panic.
 
 use cmux_tray_engine::config::Settings;
-use cmux_tray_engine::policy::settings;
+use cmux_tray_engine::policy::delivery_settings as settings;
 
 /// One input: returns, or panics on what the contract above forbids.
 pub fn check(data: &[u8]) {

@@ -6,7 +6,7 @@
 use cmux_tray_engine::lang::say;
 use cmux_tray_engine::notice::Item;
 use cmux_tray_engine::view::history::HistoryFilter;
-use cmux_tray_engine::view::settings::QuietWindowDraft;
+use cmux_tray_engine::view::settings_page::QuietWindowDraft;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -113,7 +113,7 @@ fn failed(e: impl std::fmt::Display) -> String {
 }
 
 async fn run(app: &App, call: Call) -> Result<Value, String> {
-    use cmux_tray_engine::view::settings;
+    use cmux_tray_engine::view::settings_page as settings;
     let engine = &app.engine;
     match call {
         Call::View {} => to_value(engine.tray_view().map_err(failed)?),

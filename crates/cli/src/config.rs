@@ -13,7 +13,7 @@ use cmux_tray_engine::local::requests::Reload;
 
 pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
     use cmux_tray_engine::config;
-    use cmux_tray_engine::policy::settings as delivery;
+    use cmux_tray_engine::policy::delivery_settings as delivery;
     match action {
         ConfigAction::Get { key: Some(key), json } => {
             let value = config::get_in_file(&paths.config_file, &key).map_err(|e| anyhow::anyhow!(e))?;
@@ -62,7 +62,7 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
 /// A value as `config get` prints it, as JSON of its kind: booleans, numbers (seconds may have a
 /// fraction), the quiet-hours windows as a list; a time zone, a URL or a path as a string.
 fn typed(key: &str, text: &str) -> serde_json::Value {
-    use cmux_tray_engine::policy::settings::{ValueKind, kind_of};
+    use cmux_tray_engine::policy::delivery_settings::{ValueKind, kind_of};
     let number = || serde_json::from_str::<serde_json::Number>(text).map(serde_json::Value::Number).ok();
     use cmux_tray_engine::config::{NotifyKind, notify_kind};
     if text.is_empty() && notify_kind(key).is_some() {

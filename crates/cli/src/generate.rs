@@ -35,7 +35,7 @@ const PAUSES: &[&str] = &["1h", "30m", "1h30m", "2h", "tomorrow", "indefinitely"
 /// `config set`, the pauses after `pause`. Only for what is generated: the parser itself takes
 /// any key (an unknown one is told with the list) and any duration ("90 minutes").
 fn with_candidates(command: clap::Command) -> clap::Command {
-    use cmux_tray_engine::{config, policy::settings as delivery};
+    use cmux_tray_engine::{config, policy::delivery_settings as delivery};
     let keys: Vec<&'static str> = delivery::keys()
         .chain(config::EDITABLE.iter().map(|(k, _)| *k))
         .chain(config::NOTIFY.iter().map(|(k, _, _)| *k))

@@ -21,7 +21,7 @@ mod login;
 mod notify;
 mod process;
 mod remote;
-mod status;
+mod show_status;
 mod wrap;
 
 use std::collections::BTreeMap;
@@ -101,7 +101,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let paths = Paths::from_env()?;
     match cli.command {
         Command::Daemon => daemon::daemon(&paths).await,
-        Command::Status { json } => status::status(&paths, json).await,
+        Command::Status { json } => show_status::status(&paths, json).await,
         Command::Follow { kind, id, json } => {
             let (kind, follow) = match kind {
                 ItemKind::Run => (FollowKind::Run, requests::Follow::Run(RunId::parse(&id)?)),

@@ -6,7 +6,7 @@
 
 language-name = English
 
-## Times (view/words.rs). `$time` and `$date` come already in the person's locale.
+## Times (view/times.rs). `$time` and `$date` come already in the person's locale.
 
 ago-just-now = just now
 ago-minutes = { $n } min ago
@@ -165,7 +165,7 @@ outcome-cancelled = cancelled
 reveal-gone = { $why }, so this is what it said.
 reveal-failed = It could not be brought forward ({ $why }), so this is what it said.
 
-## Settings (view/settings.rs).
+## Settings (view/settings_page.rs).
 
 quiet-off = Quiet hours are off.
 quiet-no-window = Quiet hours are on, but no window is set: add one below.

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::Settings;
-use crate::policy::settings as delivery;
+use crate::policy::delivery_settings as delivery;
 
 /// The keys outside `[delivery]` that can be set, and what each is. An empty value removes the
 /// key (its default again). The team is chosen per account (the settings window, the engine),

@@ -42,14 +42,14 @@ const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
 mod account;
 mod click;
 mod deliver;
+mod delivery_state;
 mod focus;
+mod health;
 mod keep;
 mod listing;
 mod notices;
-mod settings;
 mod settle;
 mod sign_in;
-mod status;
 mod updates;
 mod views;
 
@@ -168,14 +168,14 @@ struct Inner {
     delivering: deliver::Delivering,
     looking: focus::Looking,
     account: account::AccountState,
-    health: status::Health,
+    health: health::Health,
     updates: updates::Updates,
     terminals: Arc<dyn crate::terminal::Terminals>,
     clock: Clock,
     /// The words and dates the tray, the windows and the banners are said in.
     lang: Arc<crate::lang::Lang>,
     /// The delivery policy's settings, and where they come from.
-    delivery: settings::DeliveryCell,
+    delivery: delivery_state::DeliveryCell,
     /// Wakes the deliverer: a notice saved, a setting changed, a hold ended.
     deliver: Arc<Notify>,
     shutdown: CancellationToken,
@@ -230,7 +230,7 @@ impl Engine {
                     secret_writes: Default::default(),
                     restore_began: Default::default(),
                 },
-                health: status::Health {
+                health: health::Health {
                     problems: Mutex::new(Vec::new()),
                     offline: tokio::sync::watch::Sender::new(None),
                     banners_off: Mutex::new(None),
@@ -240,7 +240,7 @@ impl Engine {
                 terminals: opts.terminals,
                 clock: opts.clock,
                 lang: opts.lang,
-                delivery: settings::DeliveryCell::new(opts.config_file.clone()),
+                delivery: delivery_state::DeliveryCell::new(opts.config_file.clone()),
                 deliver,
                 shutdown,
                 tracker,

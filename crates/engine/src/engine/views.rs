@@ -7,7 +7,7 @@ use crate::lock::Locked;
 use crate::status::HeldBy;
 use crate::store::{FollowKind, NoticeState, StoredNotice};
 use crate::view::history::{HandoffCard, HistoryFilter, HistoryRow, HistoryView, RunCard};
-use crate::view::settings::{KeptIn, SettingsView};
+use crate::view::settings_page::{KeptIn, SettingsView};
 use crate::view::signin::{self, Ended, SignInView};
 
 /// How many notices the history window lists at most (the store keeps them `history_days`).
@@ -93,7 +93,7 @@ impl Engine {
         let tz = self.time_zone(&settings);
         let system = jiff::tz::TimeZone::try_system().ok().and_then(|z| z.iana_name().map(String::from)).unwrap_or_else(|| "UTC".into());
         let now = jiff::Timestamp::from_millisecond(self.inner.clock.now_ms()).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-        let mut view = crate::view::settings::settings_view(&self.inner.lang, &settings, self.paused(), now, &tz, &system);
+        let mut view = crate::view::settings_page::settings_view(&self.inner.lang, &settings, self.paused(), now, &tz, &system);
         view.update = self.update_available().map(|v| crate::view::tray::available(&self.inner.lang, &v));
         view.banners_off = self.banners_off();
         view
@@ -105,9 +105,9 @@ impl Engine {
     pub fn sign_in_kept_in(&self) -> Option<KeptIn> {
         self.session()?;
         if self.sign_in_in_memory() {
-            return Some(crate::view::settings::kept_in_memory(&self.inner.lang));
+            return Some(crate::view::settings_page::kept_in_memory(&self.inner.lang));
         }
-        self.secret_store().as_ref().map(|store| crate::view::settings::kept_in(&self.inner.lang, store))
+        self.secret_store().as_ref().map(|store| crate::view::settings_page::kept_in(&self.inner.lang, store))
     }
 
     /// Signed in with an access token given directly (`CMUX_TRAY_TOKEN`, `login --token-stdin`):

@@ -57,7 +57,7 @@ pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[Str
             Err(r) => protocol::rejected_line(&r),
             Ok(Request::V1 { command, args }) => match v1_post(conn, &command, &args) {
                 Some(Ok(post)) => {
-                    posts.push(Post { slot, post: conn.adopt(post), asked: Asked::V1 });
+                    posts.push(Post { slot, post: conn.adopt(post), asked: AnsweredAs::V1 });
                     continue;
                 }
                 Some(Err(usage)) => usage,
@@ -70,7 +70,7 @@ pub async fn answer_all<W: Write>(engine: &Engine, conn: &mut Conn, lines: &[Str
                 let method = Method::parse(&word);
                 let result = match v2_post(conn, method, &params) {
                     Some(Ok(post)) => {
-                        posts.push(Post { slot, post: conn.adopt(post), asked: Asked::V2 { id } });
+                        posts.push(Post { slot, post: conn.adopt(post), asked: AnsweredAs::V2 { id } });
                         continue;
                     }
                     Some(Err(invalid)) => Err(invalid),
@@ -98,11 +98,11 @@ struct Post {
     /// Where its answer goes among the batch's replies.
     slot: usize,
     post: LocalPost,
-    asked: Asked,
+    asked: AnsweredAs,
 }
 
 /// How a notice was asked for, which is how its answer is written.
-enum Asked {
+enum AnsweredAs {
     V1,
     V2 { id: Value },
 }
@@ -112,16 +112,16 @@ async fn save(engine: &Engine, posts: &mut Vec<Post>, replies: &mut [Option<Stri
     if posts.is_empty() {
         return;
     }
-    let (batch, answers): (Vec<LocalPost>, Vec<(usize, Asked)>) = posts.drain(..).map(|p| (p.post, (p.slot, p.asked))).unzip();
+    let (batch, answers): (Vec<LocalPost>, Vec<(usize, AnsweredAs)>) = posts.drain(..).map(|p| (p.post, (p.slot, p.asked))).unzip();
     for (saved, (slot, asked)) in engine.post_locals(batch).await.into_iter().zip(answers) {
         replies[slot] = Some(match (asked, saved) {
-            (Asked::V1, Ok(_)) => "OK".into(),
-            (Asked::V1, Err(e)) => format!("ERROR: {e}"),
-            (Asked::V2 { id }, Ok(n)) => {
+            (AnsweredAs::V1, Ok(_)) => "OK".into(),
+            (AnsweredAs::V1, Err(e)) => format!("ERROR: {e}"),
+            (AnsweredAs::V2 { id }, Ok(n)) => {
                 let origin = n.local.unwrap_or_default();
                 protocol::v2_ok(&id, json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
             }
-            (Asked::V2 { id }, Err(e)) => protocol::v2_error(Some(&id), ErrorCode::InternalError, &e.to_string()),
+            (AnsweredAs::V2 { id }, Err(e)) => protocol::v2_error(Some(&id), ErrorCode::InternalError, &e.to_string()),
         });
     }
 }

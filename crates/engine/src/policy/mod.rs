@@ -6,15 +6,15 @@
 //! coalescing of bursts, sound with a cooldown, and attention. A notice that shows no banner is
 //! still recorded, with why.
 
+pub mod delivery_settings;
 pub mod schedule;
-pub mod settings;
 
 use crate::lang::Lang;
 use crate::lang::say;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-pub use settings::{DeliverySettings, SettingError};
+pub use delivery_settings::{DeliverySettings, SettingError};
 
 use crate::notice::Source;
 

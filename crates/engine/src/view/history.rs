@@ -5,7 +5,7 @@
 use jiff::tz::TimeZone;
 use serde::{Deserialize, Serialize};
 
-use super::words;
+use super::times;
 use crate::cloud::Outcome;
 use crate::lang::Lang;
 use crate::lang::say;
@@ -217,8 +217,8 @@ pub fn row(lang: &Lang, n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZ
         kind_label: kind.label(lang),
         title: n.title.clone(),
         line: crate::text::cut(n.body.lines().next().unwrap_or(""), LINE),
-        ago: words::ago(lang, n.created_at, now_ms, tz),
-        exact: words::exact(lang, n.created_at, tz),
+        ago: times::ago(lang, n.created_at, now_ms, tz),
+        exact: times::exact(lang, n.created_at, tz),
         unread: n.state == NoticeState::Told && n.read_at.is_none(),
         urgent: n.urgent,
         no_banner: no_banner(lang, n),
@@ -244,7 +244,7 @@ pub fn history_view(
             continue;
         }
         let row = row(lang, n, opens(n), now_ms, tz);
-        let label = words::day(lang, n.created_at, now_ms, tz);
+        let label = times::day(lang, n.created_at, now_ms, tz);
         match days.last_mut() {
             Some(d) if d.label == label => d.rows.push(row),
             _ => days.push(HistoryDay { label, rows: vec![row] }),
@@ -271,7 +271,7 @@ pub fn history_view(
         .filter(|f| f.ended_at.is_none())
         .filter_map(|f| Some((f, f.item()?)))
         .map(|(f, item)| {
-            let span = words::span(lang, now_ms - f.started_at);
+            let span = times::span(lang, now_ms - f.started_at);
             let (kind, state, title) = match f.kind {
                 FollowKind::Run => {
                     (NoticeKind::Run, say!(lang, "follow-running", span = span), say!(lang, "menu-run", id = super::tray::short(&f.id)))
@@ -288,7 +288,7 @@ pub fn history_view(
                 kind_label: kind.label(lang),
                 title: f.title.clone().unwrap_or(title),
                 state,
-                exact: say!(lang, "follow-since", time = words::exact(lang, f.started_at, tz)),
+                exact: say!(lang, "follow-since", time = times::exact(lang, f.started_at, tz)),
             }
         })
         .collect();

@@ -11,11 +11,11 @@
 //! - [`words`]: times and durations as a person says them.
 
 pub mod history;
-pub mod settings;
+pub mod settings_page;
 pub mod signin;
+pub mod times;
 pub mod tray;
-pub mod words;
 
 pub use history::{HistoryFilter, HistoryView, NoticeKind};
-pub use settings::SettingsView;
+pub use settings_page::SettingsView;
 pub use tray::{Icon, MENU_FOLLOWS, MENU_LABEL, MENU_NOTICES, MenuFollow, MenuNotice, MenuTeam, TrayView, tray_view};

@@ -28,7 +28,7 @@ pub fn waiting(lang: &Lang, expires_in_seconds: u64) -> SignInView {
     SignInView {
         state: SignInState::Waiting,
         headline: say!(lang, "signin-waiting"),
-        detail: say!(lang, "signin-good-for", span = super::words::span(lang, expires_in_seconds as i64 * 1000)),
+        detail: say!(lang, "signin-good-for", span = super::times::span(lang, expires_in_seconds as i64 * 1000)),
     }
 }
 

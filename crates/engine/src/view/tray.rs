@@ -163,7 +163,7 @@ pub fn tray_view(lang: &Lang, status: &Status, now_ms: i64, tz: &TimeZone) -> Tr
     let notes = in_file.into_iter().chain(status.update_available.as_ref().map(|v| available(lang, v))).collect();
     let paused_until = status.paused_until.as_deref().and_then(|t| t.parse::<jiff::Timestamp>().ok());
     let paused = match (paused_until, status.paused_indefinitely) {
-        (Some(t), _) => Some(say!(lang, "menu-paused", until = super::words::until(lang, t.as_millisecond(), now_ms, tz))),
+        (Some(t), _) => Some(say!(lang, "menu-paused", until = super::times::until(lang, t.as_millisecond(), now_ms, tz))),
         (None, true) => Some(say!(lang, "menu-paused-until-resumed")),
         (None, false) => None,
     };

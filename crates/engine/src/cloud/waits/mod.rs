@@ -162,10 +162,10 @@ impl Connection {
     }
 }
 
-/// A wait's place on a connection, given back when the wait ends (however it ends).
-struct Place(Arc<Connection>);
+/// A wait's slot on a connection, given back when the wait ends (however it ends).
+struct Slot(Arc<Connection>);
 
-impl Drop for Place {
+impl Drop for Slot {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
@@ -181,7 +181,7 @@ impl Drop for Queued {
 }
 
 enum Taken {
-    Placed(Place),
+    Placed(Slot),
     /// The connection is being opened (by this wait, when `open` is set).
     Waiting {
         queued: Queued,
@@ -294,7 +294,7 @@ impl WaitConnections {
         for conn in conns.iter().filter(|c| !c.retired()) {
             if conn.in_flight.load(Ordering::Relaxed) < conn.limit.load(Ordering::Relaxed) {
                 conn.in_flight.fetch_add(1, Ordering::Relaxed);
-                return Taken::Placed(Place(conn.clone()));
+                return Taken::Placed(Slot(conn.clone()));
             }
         }
         let expected = self.expected.load(Ordering::Relaxed).max(1);

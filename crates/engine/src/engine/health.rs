@@ -4,7 +4,7 @@
 
 use tokio::sync::mpsc;
 
-use super::{Engine, EngineError, settings};
+use super::{Engine, EngineError, delivery_state};
 use crate::follow::{FollowError, FollowerEvent};
 use crate::lock::Locked;
 use crate::status::{HeldBy, Problem, Status};
@@ -20,7 +20,7 @@ impl Status {
     /// Reads the status from a store (the running engine's, or one opened read-only).
     pub fn read(store: &Store, problems: Vec<Problem>) -> Result<Status, StoreError> {
         use crate::policy::Pause;
-        let pause = settings::stored_pause(store, jiff::Timestamp::now().as_millisecond());
+        let pause = delivery_state::stored_pause(store, jiff::Timestamp::now().as_millisecond());
         let paused_until = match &pause {
             Some(Pause::Until(t)) => Some(t.to_string()),
             _ => None,

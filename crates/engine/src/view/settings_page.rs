@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 use serde::Serialize;
 
-use super::words;
+use super::times;
 use crate::lang::Lang;
 use crate::lang::say;
 use crate::policy::schedule::Schedule;
@@ -135,14 +135,14 @@ pub fn quiet_line(lang: &Lang, s: &DeliverySettings, now: Timestamp, tz: &TimeZo
     }
     match schedule.quiet_period(now, tz) {
         Some((_, end)) => {
-            let until = words::until(lang, end.as_millisecond(), ms, tz);
+            let until = times::until(lang, end.as_millisecond(), ms, tz);
             match s.quiet.needs_you_breaks_through {
                 true => (true, say!(lang, "quiet-now-breaks-through", until = until)),
                 false => (true, say!(lang, "quiet-now", until = until)),
             }
         }
         None => match schedule.next_period(now, tz) {
-            Some((start, _)) => (false, say!(lang, "quiet-not-now-starts", from = words::from(lang, start.as_millisecond(), ms, tz))),
+            Some((start, _)) => (false, say!(lang, "quiet-not-now-starts", from = times::from(lang, start.as_millisecond(), ms, tz))),
             None => (false, say!(lang, "quiet-not-now")),
         },
     }
@@ -155,7 +155,7 @@ pub fn pause_line(lang: &Lang, pause: Option<Pause>, now: Timestamp, tz: &TimeZo
         Some(Pause::Until(t)) if t <= now => PauseView { paused: false, line: say!(lang, "pause-not") },
         Some(Pause::Until(t)) => PauseView {
             paused: true,
-            line: say!(lang, "pause-until", until = words::until(lang, t.as_millisecond(), now.as_millisecond(), tz)),
+            line: say!(lang, "pause-until", until = times::until(lang, t.as_millisecond(), now.as_millisecond(), tz)),
         },
     }
 }
@@ -187,7 +187,7 @@ pub fn settings_view(
     system_zone: &str,
 ) -> SettingsView {
     let switch = |key: &'static str, label: String, on: bool| Switch { key, label, on };
-    let source = |label, (banner, sound): (&'static str, &'static str), set: crate::policy::settings::SourceSettings| SourceRow {
+    let source = |label, (banner, sound): (&'static str, &'static str), set: crate::policy::delivery_settings::SourceSettings| SourceRow {
         label,
         banner: switch(banner, say!(lang, "setting-source-banners"), set.banner),
         sound: switch(sound, say!(lang, "setting-source-sounds"), set.sound),
@@ -352,7 +352,7 @@ mod tests {
         assert!(!pause_line(&en, Some(Pause::Until(at("2026-12-01T08:00"))), at("2026-12-01T12:00"), &tz).paused, "over");
         // Every key the window shows is one `config set` knows.
         for key in v.master.iter().map(|s| s.key).chain(v.sources.iter().flat_map(|r| [r.banner.key, r.sound.key])) {
-            assert!(crate::policy::settings::kind_of(key).is_some(), "{key}");
+            assert!(crate::policy::delivery_settings::kind_of(key).is_some(), "{key}");
         }
     }
 
@@ -362,7 +362,7 @@ mod tests {
         let value =
             windows_value(&[draft([true; 7], "22:00", "07:00"), draft([false, false, false, false, false, true, true], "13:00", "15:00")]);
         assert_eq!(value.as_deref(), Ok("daily 22:00-07:00; sat,sun 13:00-15:00"));
-        assert!(crate::policy::settings::value_for("delivery.quiet_hours.windows", &value.unwrap()).is_ok());
+        assert!(crate::policy::delivery_settings::value_for("delivery.quiet_hours.windows", &value.unwrap()).is_ok());
         assert_eq!(
             windows_value(&[draft([true; 7], "22:00", "07:00"), draft([false; 7], "13:00", "15:00")]),
             Err("Window 2: pick at least one day".into())

@@ -11,7 +11,7 @@ use jiff::tz::TimeZone;
 
 use super::{Engine, EngineError};
 use crate::lock::Locked;
-use crate::policy::settings as delivery;
+use crate::policy::delivery_settings as delivery;
 use crate::policy::{DeliverySettings, Pause};
 use crate::status::Problem;
 
