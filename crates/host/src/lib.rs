@@ -180,7 +180,7 @@ async fn sign_in_at_start(engine: Engine, settings: Settings) {
             }
             Err(EngineError::SignIn(CloudError::StaleToken)) => {
                 tracing::error!("CMUX_TRAY_TOKEN was refused by the cloud: sign in again");
-                let _ = engine.store().set_account_problem(Some(&cmux_tray_engine::status::AccountProblem::EnvTokenRefused));
+                let _ = engine.store().set_account_problem(Some(&cmux_tray_engine::store::AccountProblem::EnvTokenRefused));
                 return;
             }
             Err(e) => {

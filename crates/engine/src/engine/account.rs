@@ -13,7 +13,8 @@ use crate::cloud::auth::{DevicePoll, DeviceStart, Tokens};
 use crate::cloud::{CloudError, Credentials, Me, TeamId};
 use crate::follow::{Pacing, Session};
 use crate::lock::Locked;
-use crate::status::{AccountProblem, Problem};
+use crate::status::Problem;
+use crate::store::AccountProblem;
 
 /// Renew this long before the access token expires.
 const RENEW_EARLY: Duration = Duration::from_secs(60);

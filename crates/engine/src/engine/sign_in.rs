@@ -12,7 +12,8 @@ use crate::cloud::{CloudError, Credentials, Me, Team, TeamId};
 use crate::follow::Session;
 use crate::lock::Locked;
 use crate::notice::{AppStatus, Notice, NoticeStatus};
-use crate::status::{AccountProblem, Problem};
+use crate::status::Problem;
+use crate::store::AccountProblem;
 use crate::store::AccountRow;
 
 /// Where the team an account chose is kept: per account, across sign-outs.

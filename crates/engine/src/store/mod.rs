@@ -19,7 +19,7 @@ mod notices;
 mod read;
 mod schema;
 
-pub use account::AccountRow;
+pub use account::{AccountProblem, AccountRow};
 pub use cards::Card;
 pub use follows::{FollowKind, FollowRow, HandoffStep};
 pub use grouped::Grouped;

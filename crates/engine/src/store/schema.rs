@@ -123,7 +123,7 @@ pub const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX notices_shown ON notices (source, told_at) WHERE delivery IN ('shown', 'coalesced');
     "#,
-    // 8: the account's problem as its kind (JSON of `status::AccountProblem`), said in the
+    // 8: the account's problem as its kind (JSON of `store::AccountProblem`), said in the
     //    person's language where it is shown; the English sentences stored before become their
     //    kinds (a sentence of no known kind: the token refused, which a sign-in clears alike).
     r#"

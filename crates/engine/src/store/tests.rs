@@ -241,7 +241,7 @@ fn a_store_from_before_places_keeps_its_notices_and_sessions_and_takes_places_af
 /// reads back as its kind, said in the person's language where it is shown.
 #[test]
 fn an_account_problem_stored_as_a_sentence_reads_back_as_its_kind() {
-    use crate::status::AccountProblem;
+    use crate::store::AccountProblem;
     let sentences = [
         ("The cloud refused the access token: sign in again.", AccountProblem::TokenRefused),
         ("The cloud refused CMUX_TRAY_TOKEN: sign in again.", AccountProblem::EnvTokenRefused),

@@ -181,7 +181,7 @@ pub(super) mod tests {
     use super::*;
     use crate::store::{AccountRow, FollowRow, StoredNotice};
 
-    fn account(problem: Option<crate::status::AccountProblem>) -> AccountRow {
+    fn account(problem: Option<crate::store::AccountProblem>) -> AccountRow {
         AccountRow { user_id: "u".into(), email: "ada@example.com".into(), team: None, signed_in_at: 0, problem }
     }
 
@@ -263,7 +263,7 @@ pub(super) mod tests {
         s.paused = Some("until resumed".into());
         s.paused_indefinitely = true;
         assert_eq!(tray_view(&Lang::english(), &s, 0, &TimeZone::UTC).icon, Icon::Paused);
-        s.account = Some(account(Some(crate::status::AccountProblem::TokenRefused)));
+        s.account = Some(account(Some(crate::store::AccountProblem::TokenRefused)));
         let v = tray_view(&Lang::english(), &s, 0, &TimeZone::UTC);
         assert_eq!((v.icon, v.account.as_str(), v.signed_in), (Icon::Problem, "Sign in again (ada@example.com)", false));
         // The account's problem in the person's language, its whole story behind "Why".
