@@ -1,8 +1,7 @@
 //! `account.device_start`: start a device sign-in (a code to confirm on the cloud's page).
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::MethodRequest;
 use super::params::internal;
 use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
@@ -10,17 +9,7 @@ use crate::local::protocol::{Method, MethodError};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceStart;
 
-impl MethodRequest for DeviceStart {
-    const METHOD: Method = Method::AccountDeviceStart;
-
-    fn parse(_: &Value) -> Result<Self, MethodError> {
-        Ok(DeviceStart)
-    }
-
-    fn params(&self) -> Value {
-        json!({})
-    }
-}
+without_params!(DeviceStart, Method::AccountDeviceStart);
 
 impl DeviceStart {
     pub async fn apply(self, engine: &Engine) -> Result<Value, MethodError> {

@@ -4,6 +4,23 @@
 //! methods only other clients send (cmux's notices, `session.attach`, `surface.focus` …) are
 //! answered in `local/methods.rs`.
 
+/// A request sent without params (`{}`), whatever params it is sent with.
+macro_rules! without_params {
+    ($name:ident, $method:expr) => {
+        impl $crate::local::requests::MethodRequest for $name {
+            const METHOD: $crate::local::protocol::Method = $method;
+
+            fn parse(_: &serde_json::Value) -> Result<Self, $crate::local::protocol::MethodError> {
+                Ok($name)
+            }
+
+            fn params(&self) -> serde_json::Value {
+                serde_json::json!({})
+            }
+        }
+    };
+}
+
 mod cancel;
 mod device_start;
 mod device_wait;

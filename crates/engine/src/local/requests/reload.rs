@@ -2,24 +2,13 @@
 
 use serde_json::{Value, json};
 
-use super::MethodRequest;
 use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reload;
 
-impl MethodRequest for Reload {
-    const METHOD: Method = Method::SettingsReload;
-
-    fn parse(_: &Value) -> Result<Self, MethodError> {
-        Ok(Reload)
-    }
-
-    fn params(&self) -> Value {
-        json!({})
-    }
-}
+without_params!(Reload, Method::SettingsReload);
 
 impl Reload {
     pub fn apply(self, engine: &Engine) -> Result<Value, MethodError> {

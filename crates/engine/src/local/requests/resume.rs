@@ -2,7 +2,6 @@
 
 use serde_json::{Value, json};
 
-use super::MethodRequest;
 use super::params::internal;
 use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
@@ -10,17 +9,7 @@ use crate::local::protocol::{Method, MethodError};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resume;
 
-impl MethodRequest for Resume {
-    const METHOD: Method = Method::DeliveryResume;
-
-    fn parse(_: &Value) -> Result<Self, MethodError> {
-        Ok(Resume)
-    }
-
-    fn params(&self) -> Value {
-        json!({})
-    }
-}
+without_params!(Resume, Method::DeliveryResume);
 
 impl Resume {
     pub fn apply(self, engine: &Engine) -> Result<Value, MethodError> {

@@ -2,7 +2,6 @@
 
 use serde_json::{Value, json};
 
-use super::MethodRequest;
 use super::params::internal;
 use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
@@ -10,17 +9,7 @@ use crate::local::protocol::{Method, MethodError};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignOut;
 
-impl MethodRequest for SignOut {
-    const METHOD: Method = Method::AccountSignOut;
-
-    fn parse(_: &Value) -> Result<Self, MethodError> {
-        Ok(SignOut)
-    }
-
-    fn params(&self) -> Value {
-        json!({})
-    }
-}
+without_params!(SignOut, Method::AccountSignOut);
 
 impl SignOut {
     pub async fn apply(self, engine: &Engine) -> Result<Value, MethodError> {

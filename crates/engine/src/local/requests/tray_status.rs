@@ -1,8 +1,7 @@
 //! `tray.status`: what `status` shows.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::MethodRequest;
 use super::params::internal;
 use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
@@ -10,17 +9,7 @@ use crate::local::protocol::{Method, MethodError};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GetStatus;
 
-impl MethodRequest for GetStatus {
-    const METHOD: Method = Method::TrayStatus;
-
-    fn parse(_: &Value) -> Result<Self, MethodError> {
-        Ok(GetStatus)
-    }
-
-    fn params(&self) -> Value {
-        json!({})
-    }
-}
+without_params!(GetStatus, Method::TrayStatus);
 
 impl GetStatus {
     pub fn apply(self, engine: &Engine) -> Result<Value, MethodError> {
