@@ -398,7 +398,8 @@ fn a_problem_is_one_short_line_in_the_menu_with_the_librarys_words_behind_it() {
     let why = all.iter().find(|l| l.starts_with("Why: ")).unwrap_or_else(|| panic!("a Why line behind it: {all:?}"));
     assert!(why.contains("127.0.0.1:9") || why.to_lowercase().contains("connect"), "{why}");
     // The whole story stays in status.
-    let whole: Vec<String> = home.status()["problems"].as_array().unwrap().iter().filter_map(|p| p.as_str().map(String::from)).collect();
+    let whole: Vec<String> =
+        home.status()["problems"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str().map(String::from)).collect();
     assert!(whole.iter().any(|p| p.starts_with("Offline: the cloud cannot be reached (")), "{whole:?}");
     // No line of the menu runs wider than a menu should (the longest "Why" is cut).
     let longest = all.iter().map(|l| l.chars().count()).max().unwrap_or_default();

@@ -130,7 +130,7 @@ impl Faulty {
         status["problems"]
             .as_array()?
             .iter()
-            .filter_map(|p| p.as_str())
+            .filter_map(|p| p["text"].as_str())
             .find(|p| p.starts_with("Offline: the cloud cannot be reached ("))
             .map(String::from)
     }

@@ -137,7 +137,8 @@ fn a_proxy_that_refuses_is_said_in_words_at_once_and_its_password_never_shows() 
     let home = world.home(&origin, &[("HTTPS_PROXY", &strict.url())]);
     let mut daemon = home.daemon(&world.token);
     let started = Instant::now();
-    let problem = || home.status()["problems"].as_array().unwrap().iter().filter_map(|p| p.as_str().map(String::from)).collect::<Vec<_>>();
+    let problem =
+        || home.status()["problems"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str().map(String::from)).collect::<Vec<_>>();
     wait_until("the proxy's refusal in the status", LIMIT, || problem().iter().any(|p| p.contains("407")));
     let said = problem().join("\n");
     assert!(said.starts_with("Offline: the cloud cannot be reached ("), "{said}");
@@ -176,7 +177,7 @@ fn a_proxy_that_refuses_is_said_in_words_at_once_and_its_password_never_shows() 
 }
 
 fn problem_of(home: &Home) -> Vec<String> {
-    home.status()["problems"].as_array().unwrap().iter().filter_map(|p| p.as_str().map(String::from)).collect()
+    home.status()["problems"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str().map(String::from)).collect()
 }
 
 /// nginx allowing 16 streams a connection and closing each after 20 requests (GOAWAY): 60

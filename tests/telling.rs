@@ -31,7 +31,10 @@ fn with_no_notification_server_status_names_it_and_each_untold_notice_says_why()
     wait_until("status names the missing server", LIMIT, || home.status()["heldBy"] == json!(["no notification server"]));
     let status = home.status();
     let problems = status["problems"].as_array().unwrap();
-    assert!(problems.iter().any(|p| p.as_str().unwrap().starts_with("No notification server answers")), "{problems:?}");
+    assert!(
+        problems.iter().any(|p| p["kind"] == "no-server" && p["text"].as_str().unwrap().starts_with("No notification server answers")),
+        "{problems:?}"
+    );
     let notice = &status["notices"][0];
     assert_eq!((&notice["state"], &notice["why"]), (&json!("untold"), &json!("untold: waiting, no notification server")));
     let text = stdout(&home.run(&["status"]));

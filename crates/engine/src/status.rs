@@ -34,7 +34,9 @@ pub struct Status {
     pub follows: Vec<FollowRow>,
     pub notices: Vec<StoredNotice>,
     /// What is wrong now, each as its kind (said where it is shown: a line in the person's
-    /// language, and its whole story in English behind "Why").
+    /// language, and its whole story in English behind "Why"); in JSON with that story as
+    /// `text`, for scripts that print it.
+    #[serde(serialize_with = "problems_with_text")]
     pub problems: Vec<Problem>,
     /// A newer version the release feed said (docs/configuration.md, "Updates").
     #[serde(default)]
@@ -182,6 +184,17 @@ impl fmt::Display for Problem {
             Problem::Unreadable { why } | Problem::Listing { said: why } => f.write_str(why),
         }
     }
+}
+
+/// Each problem as its kind and fields, with its whole story as `text`.
+fn problems_with_text<S: serde::Serializer>(problems: &[Problem], out: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Said<'a> {
+        #[serde(flatten)]
+        problem: &'a Problem,
+        text: String,
+    }
+    out.collect_seq(problems.iter().map(|problem| Said { problem, text: problem.to_string() }))
 }
 
 #[cfg(test)]
