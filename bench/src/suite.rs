@@ -35,6 +35,10 @@ struct Args {
     /// Only these of row 2's ways (h2, h1, nginx, nginx-full-holds); all by default.
     #[arg(long, value_delimiter = ',')]
     ways: Vec<scale::WayName>,
+    /// The session's `LANG` for rows 3 and 5 (the tray and its windows): `de_DE.UTF-8` measures
+    /// a German session.
+    #[arg(long, default_value = "C.UTF-8")]
+    lang: String,
     /// Where the tables go.
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
@@ -67,7 +71,7 @@ pub fn main() -> anyhow::Result<()> {
         scale::run(args.quick, args.follows, &args.ways, &mut figures, &mut notes)?;
     }
     if want(3) || want(5) {
-        app::run(args.quick, want(3), want(5), &mut figures, &mut notes)?;
+        app::run(args.quick, want(3), want(5), &args.lang, &mut figures, &mut notes)?;
     }
     if want(4) {
         local::run(args.quick, &mut figures, &mut notes)?;

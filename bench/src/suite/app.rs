@@ -14,7 +14,11 @@ use cmux_tray_e2e::{DesktopSession, Home};
 use crate::suite::stats::{Figure, Gate, Goal};
 use crate::suite::{helper, procfs};
 
-const HISTORY: &str = "cmux-tray — History";
+/// The history window's title in the session's language (`page-history-title` in
+/// crates/engine/lang/<code>.ftl), as `xdotool --name` matches it.
+fn history_title(lang: &str) -> &'static str {
+    if lang.starts_with("de") { "cmux-tray — Verlauf" } else { "cmux-tray — History" }
+}
 
 // The quick form's gates, about 3× the debug app's own quick figures (AMD EPYC, 2 cores, as a
 // normal user from root-owned binaries, 2026-12-04, the tray without a web engine): idle RSS
@@ -31,7 +35,10 @@ const GATE_USS: Option<Gate> = Gate::below(125.0);
 const GATE_WINDOW_WARM: Option<Gate> = Gate::below(1200.0);
 const GATE_WINDOW: Option<Gate> = Gate::below(1300.0);
 
-pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
+/// `lang` is the session's `LANG` for the tray and every launch (`C.UTF-8`, else `--lang`).
+pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
+    let history = history_title(lang);
+    notes.push(format!("rows 3 and 5: the session's LANG={lang}"));
     let desktop = DesktopSession::start_with_keyring_and_display();
     let display = desktop.display.clone().expect("a display");
     let cloud = cmux_tray_e2e::Cloud::start();
@@ -49,7 +56,7 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
     let start_app = |n: usize| -> anyhow::Result<(Child, f64)> {
         let log = home.dir.path().join(format!("app-{n}.log"));
         let mut command = home.app_command(&display, &log);
-        command.arg("--hidden").env("CMUX_TRAY_TOKEN", &user.access_token);
+        command.arg("--hidden").env("CMUX_TRAY_TOKEN", &user.access_token).env("LANG", lang);
         let start = Instant::now();
         let child = command.spawn()?;
         loop {
@@ -148,8 +155,8 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         // The first window since the tray started, then another: each a new windows process.
         let mut opens = Vec::new();
         for n in 0..2 {
-            opens.push(open_history(&home, &display, &desktop, &user.access_token, &format!("warm-{round}-{n}"))?);
-            close_window(&display, HISTORY)?;
+            opens.push(open_history(&home, &display, &desktop, &user.access_token, lang, &format!("warm-{round}-{n}"))?);
+            close_window(&display, history)?;
             let closing = Instant::now();
             while !procfs::descendants(pid)?.is_empty() && closing.elapsed() < Duration::from_secs(30) {
                 std::thread::sleep(Duration::from_millis(20));
@@ -172,14 +179,14 @@ pub fn run(quick: bool, idle: bool, startup: bool, figures: &mut Vec<Figure>, no
         }
 
         // The history window opened again, after the hour-like idle.
-        let window = open_history(&home, &display, &desktop, &user.access_token, &format!("second-{round}"))?;
+        let window = open_history(&home, &display, &desktop, &user.access_token, lang, &format!("second-{round}"))?;
         if let Some(a) = &mut after {
             a.window = window;
         }
         std::thread::sleep(after_window);
         let open = family(pid)?;
         // … and closed, as the window manager closes it (WM_DELETE_WINDOW).
-        close_window(&display, HISTORY)?;
+        close_window(&display, history)?;
         let closing = Instant::now();
         // The windows process and its web processes end as it goes; a loaded machine (CI's, the
         // debug build) may take longer than the figures wait.
@@ -355,11 +362,11 @@ fn family(pid: u32) -> anyhow::Result<Family> {
 
 /// Opens the history as a launcher's click does (a second launch, handed to the tray) and
 /// returns the milliseconds until its window is mapped.
-fn open_history(home: &Home, display: &str, desktop: &DesktopSession, token: &str, name: &str) -> anyhow::Result<f64> {
+fn open_history(home: &Home, display: &str, desktop: &DesktopSession, token: &str, lang: &str, name: &str) -> anyhow::Result<f64> {
     let mut launch = home.app_command(display, &home.dir.path().join(format!("{name}.log")));
     let opened = Instant::now();
-    launch.env("CMUX_TRAY_TOKEN", token).status()?;
-    while !desktop.window_titled(HISTORY) {
+    launch.env("CMUX_TRAY_TOKEN", token).env("LANG", lang).status()?;
+    while !desktop.window_titled(history_title(lang)) {
         anyhow::ensure!(opened.elapsed() < Duration::from_secs(30), "the history window did not open");
         std::thread::sleep(Duration::from_millis(5));
     }
