@@ -12,6 +12,8 @@
 pub mod dates;
 mod locale;
 
+use std::sync::OnceLock;
+
 use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource};
 
@@ -78,12 +80,14 @@ fn cleaned<'a>(args: &'a Args<'a>) -> Args<'a> {
     out
 }
 
-/// A language's catalogue and the locale dates are said in.
+/// A language's catalogue and the locale dates are said in. Each catalogue is parsed when a
+/// message is first said from it: English in a German session only once a message is missing
+/// (docs/benchmarks.md, row 3: what the idle tray holds).
 pub struct Lang {
     language: Language,
-    messages: FluentBundle<FluentResource>,
+    messages: OnceLock<FluentBundle<FluentResource>>,
     /// English, for a message the language lacks (a catalogue behind the code).
-    english: Option<FluentBundle<FluentResource>>,
+    english: OnceLock<FluentBundle<FluentResource>>,
     dates: Dates,
 }
 
@@ -116,8 +120,17 @@ impl Lang {
     }
 
     pub fn new(language: Language, dates: Dates) -> Lang {
-        let english = (language != Language::English).then(|| bundle(Language::English));
-        Lang { language, messages: bundle(language), english, dates }
+        Lang { language, messages: OnceLock::new(), english: OnceLock::new(), dates }
+    }
+
+    /// This language's catalogue, parsed at its first use.
+    fn messages(&self) -> &FluentBundle<FluentResource> {
+        self.messages.get_or_init(|| bundle(self.language))
+    }
+
+    /// English, parsed at the first message this language lacks; none when this is English.
+    fn fallback(&self) -> Option<&FluentBundle<FluentResource>> {
+        (self.language != Language::English).then(|| self.english.get_or_init(|| bundle(Language::English)))
     }
 
     /// The language and dates of this system, or of `chosen` (`[general] language`) with the
@@ -138,7 +151,8 @@ impl Lang {
     /// A message in this language (else in English, else its id), with its variables.
     pub fn say(&self, id: &str, args: Option<&Args>) -> String {
         let args = args.map(cleaned);
-        for bundle in std::iter::once(&self.messages).chain(self.english.as_ref()) {
+        let fallback = || self.fallback();
+        for bundle in std::iter::once(Some(self.messages())).chain(std::iter::once_with(fallback)).flatten() {
             if let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) {
                 let mut errors = Vec::new();
                 let said = bundle.format_pattern(pattern, args.as_ref(), &mut errors).into_owned();
@@ -155,7 +169,7 @@ impl Lang {
     /// Whether the catalogue has a message with this id (the tests that hold every id the code
     /// says to the catalogue).
     pub fn has(&self, id: &str) -> bool {
-        self.messages.has_message(id)
+        self.messages().has_message(id)
     }
 
     /// Every message of a page (ids starting `page-`), said with each variable left as `{name}`
@@ -170,7 +184,7 @@ impl Lang {
                 continue;
             }
             let mut args = Args::new();
-            for name in variables(self.messages.get_message(id).and_then(|m| m.value()).map(|p| &p.elements[..]).unwrap_or(&[])) {
+            for name in variables(self.messages().get_message(id).and_then(|m| m.value()).map(|p| &p.elements[..]).unwrap_or(&[])) {
                 args.set(name, format!("{{{name}}}"));
             }
             words.insert(id.to_string(), self.say(id, Some(&args)));

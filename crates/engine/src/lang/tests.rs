@@ -102,3 +102,18 @@ fn a_variables_newline_and_bidi_override_never_reach_the_words() {
     assert_eq!(said, "ada@example.com — Platmrof Sign out");
     assert_eq!(say!(english, "coalesced-runs", n = 5), "5 Runs ended", "numbers are said as numbers");
 }
+
+/// The idle tray holds only the catalogue it speaks (docs/benchmarks.md, row 3): none is parsed
+/// before its first word, and a German session parses English only for a message it lacks.
+#[test]
+fn a_catalogue_is_parsed_at_its_first_word_and_english_only_when_a_message_is_missing() {
+    let german = Lang::in_language(Language::German);
+    assert_eq!((german.messages.get().is_some(), german.english.get().is_some()), (false, false), "nothing parsed before a word");
+    assert_eq!(say!(german, "coalesced-runs", n = 5), "5 Runs beendet");
+    assert_eq!((german.messages.get().is_some(), german.english.get().is_some()), (true, false), "German alone for a German word");
+    assert_eq!(german.say("no-such-message", None), "no-such-message");
+    assert!(german.english.get().is_some(), "English once a message was missing");
+    let english = Lang::english();
+    let _ = say!(english, "coalesced-runs", n = 5);
+    assert!(english.english.get().is_none(), "English is not its own fallback");
+}
