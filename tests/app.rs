@@ -1109,3 +1109,18 @@ fn a_key_shown_by_a_process_that_is_not_the_trays_windows_lets_it_do_nothing() {
     std::thread::sleep(NOTHING_MORE);
     assert!(!std::fs::read_to_string(home.config_file()).unwrap_or_default().contains("elsewhere"), "the setting was changed");
 }
+
+/// The windows program links what it draws with and the channel, not the engine (issue 44;
+/// docs/architecture.md, the crates' table): no SQLite, HTTP/2, D-Bus, keyring, Fluent or ICU4X
+/// dates. Each crate leaves its sources' paths in a binary that links it (panics' locations,
+/// debug lines), and SQLite its file header's words.
+#[test]
+fn the_windows_program_links_no_engine() {
+    let program = std::fs::read(bin("cmux-tray-windows")).expect("the windows program is built");
+    let found: Vec<&str> =
+        ["SQLite format 3", "rusqlite-", "/h2-0.", "/zbus-", "/keyring-", "/fluent-bundle-", "/icu_datetime-", "crates/engine/src"]
+            .into_iter()
+            .filter(|mark| program.windows(mark.len()).any(|w| w == mark.as_bytes()))
+            .collect();
+    assert!(found.is_empty(), "the windows program links the engine's crates: {found:?}");
+}

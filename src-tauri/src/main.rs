@@ -21,8 +21,7 @@ mod tray_link;
 mod update;
 mod windows;
 
-use cmux_tray_engine::channel::{FromTray, Page};
-use cmux_tray_engine::config::Paths;
+use cmux_tray_channel::{Call, FromTray, Page};
 use tauri::ipc::InvokeBody;
 use tauri::{AppHandle, Emitter, Manager, RunEvent};
 
@@ -93,7 +92,7 @@ fn cannot_start_dialog(why: &str) {
 /// What the tray sends, until it goes (then the windows go too).
 async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
     loop {
-        let message = match cmux_tray_engine::channel::read::<FromTray>(&mut incoming).await {
+        let message = match cmux_tray_channel::read::<FromTray>(&mut incoming).await {
             Ok(Some(message)) => message,
             Ok(None) => break,
             Err(e) => {
@@ -129,7 +128,7 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
         // The pages' words in the person's language, asked once: this process ends with its
         // tray, and a language chosen in the settings applies from the tray's next start.
         static WORDS: tokio::sync::OnceCell<serde_json::Value> = tokio::sync::OnceCell::const_new();
-        let asked = WORDS.get_or_try_init(|| link.call("page_words".into(), serde_json::json!({}))).await;
+        let asked = WORDS.get_or_try_init(|| link.call(Call::PageWords {})).await;
         let words = asked.cloned().unwrap_or_else(|e| {
             tracing::warn!("the pages' words: {e}; the window says its English");
             serde_json::Value::Null
@@ -139,7 +138,7 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
             if page == Page::History {
                 let link = link.clone();
                 tauri::async_runtime::spawn(async move {
-                    let _ = link.call("viewing".into(), serde_json::json!({ "item": null })).await;
+                    let _ = link.call(Call::Viewing { item: None }).await;
                 });
             }
         });
@@ -149,8 +148,8 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
 fn main() {
     // Before any thread: private files from here on, and no secret in the web processes'
     // environment. A tray started from here gets the environment as it was.
-    let environment = cmux_tray_engine::private::start_with(OWN_ENVIRONMENT);
-    let _log = cmux_tray_host::logging::start();
+    let environment = cmux_tray_channel::start::start_with(OWN_ENVIRONMENT);
+    let _log = cmux_tray_channel::start::logging(cmux_tray_channel::place::default_log_dir(), cmux_tray_channel::start::private_dir);
     let args = args();
     if let Some(why) = &args.cannot_start {
         cannot_start_dialog(why);
@@ -163,18 +162,15 @@ fn main() {
         );
         std::process::exit(1);
     }
-    let channel = match args.channel.clone().map(Ok).unwrap_or_else(|| Paths::from_env().map(|p| p.channel())) {
-        Ok(path) => path,
-        Err(e) => {
-            eprintln!("cmux-tray-windows: {e}");
-            std::process::exit(1);
-        }
+    let Some(channel) = args.channel.clone().or_else(cmux_tray_channel::endpoint::default_channel) else {
+        eprintln!("cmux-tray-windows: no home, data or runtime directory for the tray's channel: set HOME or the XDG_* variables");
+        std::process::exit(1);
     };
     // The key of the tray that started this process; none when started by hand (a tray this
     // process starts gets one it makes, and a tray already running shows the page itself).
     let key = args
         .key_on_stdin
-        .then(|| cmux_tray_engine::channel::ChannelKey::read_line(std::io::stdin().lock()))
+        .then(|| cmux_tray_channel::ChannelKey::read_line(std::io::stdin().lock()))
         .and_then(|read| read.map_err(|e| tracing::warn!("--key-on-stdin: {e}")).ok());
     let (link, incoming) = match tauri::async_runtime::block_on(TrayLink::connect(&channel, &environment, key)) {
         Ok(connected) => connected,
@@ -188,7 +184,7 @@ fn main() {
     // ends before it draws anything.
     link.attach(args.page, args.query.clone());
     let mut incoming = incoming;
-    match tauri::async_runtime::block_on(cmux_tray_engine::channel::read::<FromTray>(&mut incoming)) {
+    match tauri::async_runtime::block_on(cmux_tray_channel::read::<FromTray>(&mut incoming)) {
         Ok(Some(FromTray::Attached { chosen: true })) => tracing::debug!("attached to the tray"),
         Ok(Some(FromTray::Attached { chosen: false })) => {
             tracing::info!("the {} page was shown in the windows already open", args.page);
@@ -205,21 +201,27 @@ fn main() {
     #[cfg(any(target_os = "macos", windows))]
     let builder = builder.plugin(tauri_plugin_updater::Builder::new().build());
     let app = builder
-        // Every command of the pages goes to the tray as it was written; which window may call
+        // Every command of the pages goes to the tray as its typed call; which window may call
         // which command was checked before this by the window's capability (capabilities/).
         .invoke_handler(move |invoke| {
-            let command = invoke.message.command().to_string();
             let args = match invoke.message.payload() {
                 InvokeBody::Json(args) => args.clone(),
                 InvokeBody::Raw(_) => serde_json::Value::Null,
             };
+            // Read into its typed call here: one no call has never reaches the tray.
+            let call = Call::read(invoke.message.command(), args);
             let (link, resolver) = (forward.clone(), invoke.resolver);
-            tauri::async_runtime::spawn(async move {
-                match link.call(command, args).await {
-                    Ok(value) => resolver.resolve(value),
-                    Err(e) => resolver.reject(e),
+            match call {
+                Ok(call) => {
+                    tauri::async_runtime::spawn(async move {
+                        match link.call(call).await {
+                            Ok(value) => resolver.resolve(value),
+                            Err(e) => resolver.reject(e),
+                        }
+                    });
                 }
-            });
+                Err(e) => resolver.reject(e),
+            }
             true
         })
         .setup(move |app| {

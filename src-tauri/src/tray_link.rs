@@ -1,4 +1,4 @@
-//! The windows process's end of the app's channel (`cmux_tray_engine::channel`): a page's call
+//! The windows process's end of the app's channel (`cmux_tray_channel`): a page's call
 //! sent to the tray and its answer awaited; what the tray sends (redraw, show a page, the
 //! answer to detach) handed to the windows. When the channel ends, the tray has gone, and the
 //! windows go with it.
@@ -10,9 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use cmux_tray_engine::channel::{self, ChannelKey, FromTray, Page, Program, ToTray};
-use cmux_tray_engine::local::endpoint;
-use cmux_tray_engine::lock::Locked;
+use cmux_tray_channel::{self as channel, Call, ChannelKey, FromTray, Page, Program, ToTray, endpoint};
 use serde_json::Value;
 use tokio::io::{BufReader, ReadHalf};
 use tokio::sync::{mpsc, oneshot};
@@ -107,13 +105,13 @@ impl TrayLink {
         let _ = self.send.send(ToTray::Detach);
     }
 
-    /// A page's command, answered by the tray from the engine.
-    pub async fn call(&self, command: String, args: Value) -> Result<Value, String> {
+    /// A page's call, answered by the tray from the engine.
+    pub async fn call(&self, call: Call) -> Result<Value, String> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (answer, answered) = oneshot::channel();
-        self.waiting.locked().insert(id, answer);
-        if self.send.send(ToTray::Call { id, command, args }).is_err() {
-            self.waiting.locked().remove(&id);
+        locked(&self.waiting).insert(id, answer);
+        if self.send.send(ToTray::Call { id, call }).is_err() {
+            locked(&self.waiting).remove(&id);
             return Err("cmux-tray has stopped".into());
         }
         answered.await.unwrap_or_else(|_| Err("cmux-tray has stopped".into()))
@@ -122,16 +120,19 @@ impl TrayLink {
     /// Hands the tray's answer to the call that waits for it; anything else is returned.
     pub fn answered(&self, message: FromTray) -> Option<FromTray> {
         match message {
-            FromTray::Answer { id, ok, error } => {
-                if let Some(waiting) = self.waiting.locked().remove(&id) {
-                    let _ = waiting.send(match (ok, error) {
-                        (_, Some(error)) => Err(error),
-                        (ok, None) => Ok(ok.unwrap_or(Value::Null)),
-                    });
+            FromTray::Answer { id, result } => {
+                if let Some(waiting) = locked(&self.waiting).remove(&id) {
+                    let _ = waiting.send(result);
                 }
                 None
             }
             other => Some(other),
         }
     }
+}
+
+/// A mutex taken even when a panic elsewhere poisoned it, as the engine's `lock::Locked` takes
+/// its own (this program links no engine): each section leaves its data whole.
+pub fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

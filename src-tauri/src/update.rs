@@ -10,7 +10,7 @@ pub use installer::install;
 
 /// Never asked on Linux (the tray refuses it there); said in the log if it were.
 #[cfg(not(any(target_os = "macos", windows)))]
-pub fn install(_: &tauri::AppHandle, _: &crate::tray_link::TrayLink, feed: String, _: Option<cmux_tray_engine::channel::ProxyLine>) {
+pub fn install(_: &tauri::AppHandle, _: &crate::tray_link::TrayLink, feed: String, _: Option<cmux_tray_channel::ProxyLine>) {
     tracing::warn!("asked to install the update at {feed}: on Linux the package manager updates cmux-tray");
 }
 
@@ -108,9 +108,10 @@ mod installer {
     use serde::Serialize;
     use tauri::{AppHandle, Emitter};
 
-    use cmux_tray_engine::channel::ProxyLine;
+    use cmux_tray_channel::ProxyLine;
 
     use crate::tray_link::TrayLink;
+    use cmux_tray_channel::Call;
 
     /// What the settings page says while an update is installed.
     #[derive(Clone, Debug, Serialize)]
@@ -169,7 +170,7 @@ mod installer {
             // Windows: the installer replaces the programs once they have ended; the tray is asked
             // to quit (and has answered) before it starts, and the installer starts cmux-tray again.
             .on_before_exit(move || {
-                if let Err(e) = tauri::async_runtime::block_on(quit.call("quit".into(), serde_json::json!({}))) {
+                if let Err(e) = tauri::async_runtime::block_on(quit.call(Call::Quit {})) {
                     tracing::warn!("asking the tray to quit for the update: {e}");
                 }
             })
@@ -212,6 +213,6 @@ mod installer {
         // where the hook above may wait for the tray's answer.
         tauri::async_runtime::spawn_blocking(move || update.install(bytes)).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
         // macOS: the bundle was replaced in place; the tray starts again from it.
-        link.call("restart".into(), serde_json::json!({})).await.map(|_| ())
+        link.call(Call::Restart {}).await.map(|_| ())
     }
 }

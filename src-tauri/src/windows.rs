@@ -4,10 +4,11 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use cmux_tray_engine::channel::Page;
-use cmux_tray_engine::lock::Locked;
+use cmux_tray_channel::Page;
 use tauri::webview::PageLoadEvent;
 use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
+
+use crate::tray_link::locked;
 
 /// The pages whose window exists, from its making to its `Destroyed` (Tauri's own list may still
 /// hold a window that is being destroyed). Managed by the app.
@@ -16,7 +17,7 @@ pub struct Shown(Mutex<Vec<Page>>);
 
 /// The pages whose window exists now.
 pub fn shown(app: &AppHandle) -> Vec<Page> {
-    app.state::<Shown>().0.locked().clone()
+    locked(&app.state::<Shown>().0).clone()
 }
 
 /// How long a window waits for its page before it is shown anyway.
@@ -91,11 +92,11 @@ pub fn open(
         .build();
     match built {
         Ok(window) => {
-            app.state::<Shown>().0.locked().push(page);
+            locked(&app.state::<Shown>().0).push(page);
             let handle = app.clone();
             window.on_window_event(move |event| {
                 if matches!(event, tauri::WindowEvent::Destroyed) {
-                    handle.state::<Shown>().0.locked().retain(|p| *p != page);
+                    locked(&handle.state::<Shown>().0).retain(|p| *p != page);
                     destroyed(&handle, page);
                 }
             });

@@ -3,7 +3,7 @@
 //! anything starts; `--man` prints the man page the packages ship.
 
 use clap::Parser;
-use cmux_tray_engine::channel::Page;
+use cmux_tray_channel::Page;
 
 #[derive(Debug, Default, PartialEq, Parser)]
 #[command(

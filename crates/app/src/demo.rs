@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cmux_tray_engine::channel::Page;
+use cmux_tray_channel::Page;
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::notice::local::LocalPost;
 

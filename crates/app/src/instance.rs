@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use cmux_tray_engine::channel::{self, ToTray};
+use cmux_tray_channel::{self as channel, ToTray};
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local;
 

@@ -31,8 +31,8 @@ mod windows;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use cmux_tray_channel::ChannelKey;
 use cmux_tray_engine::EngineEvent;
-use cmux_tray_engine::channel::ChannelKey;
 use cmux_tray_engine::config::Paths;
 use cmux_tray_host::Host;
 use tokio_util::sync::CancellationToken;
@@ -168,7 +168,7 @@ async fn stop(running: Running) {
 fn cannot_start(why: &str) -> ! {
     tracing::error!("cannot start: {why}");
     eprintln!("cmux-tray-app: cannot start: {why}");
-    if let Some(program) = cmux_tray_engine::channel::program(cmux_tray_engine::channel::Program::Windows) {
+    if let Some(program) = cmux_tray_channel::program(cmux_tray_channel::Program::Windows) {
         let _ = std::process::Command::new(program).args(["--cannot-start", why]).status();
     }
     std::process::exit(1)

@@ -1,108 +1,14 @@
-//! What the app's pages may ask of the engine: one typed call each, read from the name and
-//! arguments the windows process forwards (the page's `invoke(name, args)` as it wrote them).
+//! What the app's pages may ask of the engine, answered: one typed call each
+//! (`cmux_tray_channel::Call`, read by the windows process from the page's `invoke(name, args)`).
 //! No network access from a page: everything goes through these. Which page may make which
 //! call is the windows process's to check (each window's Tauri capability).
 
+use cmux_tray_channel::Call;
 use cmux_tray_engine::lang::say;
 use cmux_tray_engine::notice::Item;
-use cmux_tray_engine::view::history::HistoryFilter;
-use cmux_tray_engine::view::settings_page::QuietWindowDraft;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::App;
-
-/// One call, by its command name; the arguments as the pages name them (camelCase).
-#[derive(Debug, Deserialize)]
-#[serde(tag = "command", content = "args", rename_all = "snake_case", rename_all_fields = "camelCase")]
-enum Call {
-    View {},
-    /// The history's rows and follows, narrowed by kind and a search.
-    HistoryView {
-        filter: HistoryFilter,
-    },
-    /// A terminal's notice whose click could not reach its terminal, for its card.
-    Notice {
-        key: String,
-    },
-    Card {
-        run_id: String,
-    },
-    HandoffCard {
-        handoff_id: String,
-    },
-    SettingsView {},
-    /// The zones quiet hours may be read in.
-    TimeZones {},
-    /// One setting saved to the config file, checked as `config set` checks it, applied at once.
-    SetSetting {
-        key: String,
-        value: String,
-    },
-    SetQuietWindows {
-        windows: Vec<QuietWindowDraft>,
-    },
-    /// `hour`, `tomorrow` or `until-resumed`, as the tray's menu offers.
-    Pause {
-        how: cmux_tray_engine::policy::PauseFor,
-    },
-    Resume {},
-    MarkAllRead {},
-    /// A notice opened from the history, as a click on its banner opens it.
-    OpenNotice {
-        key: String,
-    },
-    /// A followed item (`run:<id>`, `handoff:<id>`) opened as the tray's line for it opens it:
-    /// false when nothing was told about it yet (the page shows its card).
-    OpenItem {
-        item: Item,
-    },
-    /// The history shows this item's card to the person (focused), or nothing.
-    Viewing {
-        item: Option<Item>,
-    },
-    SignInStart {},
-    SignInWait {},
-    OpenSignInPage {},
-    OpenAtLogin {},
-    SetOpenAtLogin {
-        enabled: bool,
-    },
-    /// The cloud origins, the proxy and the local socket: as the file says and as in force.
-    Connection {},
-    LogDir {},
-    Restart {},
-    /// Another of the app's windows (the settings window's "Sign in…").
-    OpenWindow {
-        page: String,
-    },
-    Account {},
-    ChooseTeam {
-        team: String,
-    },
-    SignOut {},
-    /// An access token pasted by hand; kept in memory only, like `CMUX_TRAY_TOKEN`.
-    SignInWithToken {
-        token: String,
-    },
-    /// The pages' words in the person's language, and the locale their numbers and dates are
-    /// said in (asked by the windows process for every window it makes).
-    PageWords {},
-    /// The languages to choose from, and the one chosen (empty: the system's).
-    Languages {},
-    /// Install the newer version the release feed offers, where the installers update
-    /// themselves (macOS, Windows); on Linux the package manager does.
-    InstallUpdate {},
-    /// The tray quits (asked by the windows process before an installer replaces it).
-    Quit {},
-}
-
-/// Runs the page's call `command` with `args`; the error is in words the page shows.
-pub async fn call(app: &App, command: &str, args: Value) -> Result<Value, String> {
-    let args = if args.is_null() { json!({}) } else { args };
-    let call: Call = serde_json::from_value(json!({ "command": command, "args": args })).map_err(|e| format!("{command}: {e}"))?;
-    run(app, call).await
-}
 
 fn to_value(value: impl serde::Serialize) -> Result<Value, String> {
     serde_json::to_value(value).map_err(|e| e.to_string())
@@ -112,7 +18,8 @@ fn failed(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-async fn run(app: &App, call: Call) -> Result<Value, String> {
+/// Answers the page's call from the engine; the error is in words the page shows.
+pub async fn run(app: &App, call: Call) -> Result<Value, String> {
     use cmux_tray_engine::view::settings_page as settings;
     let engine = &app.engine;
     match call {
@@ -132,13 +39,16 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
         Call::SetQuietWindows { windows } => {
             set_setting(app, "delivery.quiet_hours.windows", &settings::windows_value(&windows).map_err(failed)?)
         }
-        Call::Pause { how } => to_value(engine.pause(how.until(&jiff::Zoned::now()).map_err(failed)?).map_err(failed)?),
+        Call::Pause { how } => {
+            to_value(engine.pause(cmux_tray_engine::policy::pause_until(how, &jiff::Zoned::now()).map_err(failed)?).map_err(failed)?)
+        }
         Call::Resume {} => to_value(engine.resume().map_err(failed)?),
         Call::MarkAllRead {} => to_value(engine.mark_all_read().await.map_err(failed)?),
         Call::OpenNotice { key } => to_value(engine.open_notice(&key).await.map_err(failed)?),
-        Call::OpenItem { item } => to_value(engine.open_item(&item).await.map_err(failed)?),
+        Call::OpenItem { item } => to_value(engine.open_item(&Item::parse(&item).map_err(failed)?).await.map_err(failed)?),
         Call::Viewing { item } => {
-            let item = item.filter(Item::is_cloud);
+            // Anything but a Run or a hand-off is looking at nothing.
+            let item = item.and_then(|i| Item::parse(&i).ok()).filter(Item::is_cloud);
             to_value(engine.set_viewing(item.as_ref()).await.map_err(failed)?)
         }
         Call::SignInStart {} => {
@@ -163,7 +73,6 @@ async fn run(app: &App, call: Call) -> Result<Value, String> {
             Ok(Value::Null)
         }
         Call::OpenWindow { page } => {
-            let page = cmux_tray_engine::channel::Page::parse(&page).ok_or_else(|| format!("no window {page:?}"))?;
             app.windows.open(app, page, None);
             Ok(Value::Null)
         }
@@ -292,65 +201,4 @@ async fn account(app: &App) -> Result<Value, String> {
         "keptIn": app.engine.sign_in_kept_in(),
         "teamsError": teams_error,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every command the pages call (ui/*.html), with the arguments as they pass them, is read
-    /// as its call; a name no call has is refused by name.
-    #[test]
-    fn every_call_the_pages_make_is_read() {
-        let calls = [
-            ("view", json!({})),
-            ("history_view", json!({"filter": {"kind": null, "query": ""}})),
-            ("notice", json!({"key": "k"})),
-            ("card", json!({"runId": "run_1"})),
-            ("handoff_card", json!({"handoffId": "ho_1"})),
-            ("settings_view", json!({})),
-            ("time_zones", json!({})),
-            ("set_setting", json!({"key": "delivery.sound", "value": "true"})),
-            ("set_quiet_windows", json!({"windows": []})),
-            ("pause", json!({"how": "hour"})),
-            ("resume", json!({})),
-            ("mark_all_read", json!({})),
-            ("open_notice", json!({"key": "k"})),
-            ("open_item", json!({"item": "run:run_0123456789abcdef0123"})),
-            ("viewing", json!({"item": null})),
-            ("sign_in_start", json!({})),
-            ("sign_in_wait", json!({})),
-            ("open_sign_in_page", json!({})),
-            ("open_at_login", json!({})),
-            ("set_open_at_login", json!({"enabled": true})),
-            ("connection", json!({})),
-            ("log_dir", json!({})),
-            ("restart", json!({})),
-            ("open_window", json!({"page": "signin"})),
-            ("account", json!({})),
-            ("choose_team", json!({"team": "team_1"})),
-            ("sign_out", json!({})),
-            ("sign_in_with_token", json!({"token": "t"})),
-            ("page_words", json!({})),
-            ("languages", json!({})),
-            ("install_update", json!({})),
-            ("quit", json!({})),
-        ];
-        for (command, args) in calls.clone() {
-            let read = serde_json::from_value::<Call>(json!({"command": command, "args": args}));
-            assert!(read.is_ok(), "{command}: {read:?}");
-        }
-        // The windows' Tauri build declares the same commands, one permission each.
-        let declared = include_str!("../../../src-tauri/build.rs");
-        let declared: Vec<&str> = declared.lines().filter_map(|l| l.trim().strip_prefix('"')?.strip_suffix("\",")).collect();
-        let mut read: Vec<&str> = calls.iter().map(|(c, _)| *c).collect();
-        read.sort();
-        let mut declared_sorted = declared.clone();
-        declared_sorted.sort();
-        assert_eq!(read, declared_sorted, "the calls here and the commands src-tauri/build.rs declares");
-        let unknown = serde_json::from_value::<Call>(json!({"command": "drop_tables", "args": {}})).unwrap_err().to_string();
-        assert!(unknown.contains("drop_tables"), "{unknown}");
-        let missing = serde_json::from_value::<Call>(json!({"command": "card", "args": {}})).unwrap_err().to_string();
-        assert!(missing.contains("runId"), "{missing}");
-    }
 }

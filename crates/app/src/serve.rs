@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use cmux_tray_engine::channel::{self, FromTray, ToTray};
+use cmux_tray_channel::{self as channel, FromTray, ToTray};
 use cmux_tray_engine::local::{self, endpoint::Accepted};
 use tokio::io::BufReader;
 use tokio::sync::{Semaphore, mpsc};
@@ -133,21 +133,22 @@ async fn connection(app: Arc<App>, stream: local::endpoint::ServerStream, id: u6
                 app.windows.detach(&app, id);
                 let _ = send.send(FromTray::Detached);
             }
-            Ok(Some(ToTray::Call { id: call, command, args })) if peer == Peer::Windows => {
+            Ok(Some(ToTray::Call { id, call })) if peer == Peer::Windows => {
                 let Ok(permit) = calls.clone().acquire_owned().await else { break };
                 let (app, send) = (app.clone(), send.clone());
                 tokio::spawn(async move {
-                    let result = crate::pages::call(&app, &command, args).await;
+                    let command = call.command();
+                    let result = crate::pages::run(&app, call).await;
                     if let Err(e) = &result {
                         tracing::debug!("{command}: {e}");
                     }
-                    let _ = send.send(FromTray::answer(call, result));
+                    let _ = send.send(FromTray::Answer { id, result });
                     drop(permit);
                 });
             }
-            Ok(Some(ToTray::Call { id: call, command, .. })) => {
-                tracing::warn!(command, "the app's channel refused a call from a process that is not the tray's windows");
-                let _ = send.send(FromTray::answer(call, Err(REFUSED.into())));
+            Ok(Some(ToTray::Call { id, call })) => {
+                tracing::warn!(command = call.command(), "the app's channel refused a call from a process that is not the tray's windows");
+                let _ = send.send(FromTray::Answer { id, result: Err(REFUSED.into()) });
                 break;
             }
             Ok(Some(ToTray::Detach)) => break,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use cmux_tray_engine::channel::{self, ChannelKey, FromTray, Page, Program};
+use cmux_tray_channel::{self as channel, ChannelKey, FromTray, Page, Program};
 use cmux_tray_engine::lock::Locked;
 use cmux_tray_engine::notice::Item;
 use tokio::sync::mpsc::UnboundedSender;

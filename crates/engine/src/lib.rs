@@ -13,8 +13,6 @@
 //!   banners the app names on Windows and macOS).
 //! - [`local`]: the local socket, cmux's protocol, for agents and this machine's commands (a
 //!   Unix socket, or a named pipe on Windows: `local::endpoint`).
-//! - [`channel`]: the app's private channel between its tray process (which holds the engine)
-//!   and its windows process.
 //! - [`reveal`]: what a banner click opens (checked `cmux://` links), and opening it with the
 //!   platform's opener.
 //! - [`place`]: where a notice came from (a tmux pane, a kitty window …), checked: a leaf the
@@ -38,7 +36,6 @@
 //! the seam's `mod.rs` (`desktop::system`, `local::endpoint`, `private`, `reveal::opener`); the
 //! logic around them carries no `cfg` (docs/architecture.md "macOS and Windows").
 
-pub mod channel;
 pub mod clock;
 pub mod cloud;
 pub mod config;

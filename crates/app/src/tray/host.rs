@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cmux_tray_engine::channel::Page;
+use cmux_tray_channel::Page;
 use cmux_tray_engine::lang::say;
 use cmux_tray_engine::notice::local::LocalPost;
 use futures_util::StreamExt;

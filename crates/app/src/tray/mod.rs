@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
-use cmux_tray_engine::channel::Page;
+use cmux_tray_channel::Page;
 use cmux_tray_engine::lang::Lang;
 use cmux_tray_engine::lang::say;
 use cmux_tray_engine::notice::Item;
-use cmux_tray_engine::policy::PauseFor;
+use cmux_tray_engine::policy::{PauseFor, pause_until};
 use cmux_tray_engine::view::{Icon, TrayView};
 
 use crate::App;
@@ -142,7 +142,7 @@ impl Action {
 }
 
 fn pause(engine: &cmux_tray_engine::Engine, how: PauseFor) {
-    let paused = how.until(&jiff::Zoned::now()).and_then(|until| engine.pause(until).map_err(|e| e.to_string()));
+    let paused = pause_until(how, &jiff::Zoned::now()).and_then(|until| engine.pause(until).map_err(|e| e.to_string()));
     if let Err(e) = paused {
         tracing::warn!("pausing: {e}");
     }

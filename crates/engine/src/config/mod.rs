@@ -20,7 +20,7 @@ use crate::cloud::proxy::{ProxyEnv, ProxySetting};
 mod edit;
 pub use edit::{EDITABLE, HIDDEN, LOCAL_PASSWORD, NOTIFY, NotifyKind, get_in_file, notify_kind, set_in_file};
 
-pub const APP: &str = "cmux-tray";
+pub use cmux_tray_channel::APP;
 /// The app's identifier (`identifier` in src-tauri/tauri.conf.json): on Windows the toasts'
 /// AppUserModelID, which the installer's Start-menu shortcut carries too.
 pub const APP_ID: &str = "dev.cmux.tray";
@@ -59,12 +59,16 @@ impl Paths {
     pub fn from_env() -> Result<Paths, ConfigError> {
         let config = dirs::config_dir().ok_or(ConfigError::NoDirectories)?;
         let data = dirs::data_dir().ok_or(ConfigError::NoDirectories)?;
-        let runtime = dirs::runtime_dir().unwrap_or_else(|| data.clone());
         let config_file = config.join(APP).join("config.toml");
         // A bad file is reported where the engine starts (Settings::load); here it only means
         // the socket stays where it is by default.
         let socket_path = Settings::from_file(&config_file).ok().and_then(|s| s.socket_path);
-        Ok(Paths { config_file, data_dir: data.join(APP), runtime_dir: runtime.join(APP), socket_path })
+        Ok(Paths {
+            config_file,
+            data_dir: data.join(APP),
+            runtime_dir: cmux_tray_channel::place::runtime_dir().ok_or(ConfigError::NoDirectories)?,
+            socket_path,
+        })
     }
 
     pub fn database(&self) -> PathBuf {
@@ -78,7 +82,7 @@ impl Paths {
 
     /// Where the app writes its log (one file a day, a week kept): `$XDG_STATE_HOME` on Linux.
     pub fn log_dir(&self) -> PathBuf {
-        dirs::state_dir().or_else(dirs::data_local_dir).unwrap_or_else(|| self.data_dir.clone()).join(APP).join("logs")
+        cmux_tray_channel::place::log_dir(&self.data_dir)
     }
 
     // `Paths::socket` is the local socket's (local/endpoint), which knows each platform's place.

@@ -35,8 +35,8 @@ impl Engine {
 
     /// The proxy the installer's own download of the update at `feed` goes through, by the
     /// rules the engine's requests follow (`[cloud] proxy`, the environment, the system's).
-    pub fn proxy_for_update(&self, feed: &url::Url) -> Option<crate::channel::ProxyLine> {
-        self.inner.cloud.proxy_for(feed).map(|p| crate::channel::ProxyLine::new(p.expose()))
+    pub fn proxy_for_update(&self, feed: &url::Url) -> Option<cmux_tray_channel::ProxyLine> {
+        self.inner.cloud.proxy_for(feed).map(|p| cmux_tray_channel::ProxyLine::new(p.expose()))
     }
 
     /// Asks the feed now and once a day, while the engine runs.

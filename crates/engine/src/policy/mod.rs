@@ -105,24 +105,17 @@ pub fn tomorrow_morning(now: &jiff::Zoned) -> Option<Timestamp> {
     morning.to_zoned(now.time_zone().clone()).ok().map(|z| z.timestamp())
 }
 
-/// The pauses the tray menu and the settings window offer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PauseFor {
-    Hour,
-    /// Until [`MORNING_HOUR`] tomorrow.
-    Tomorrow,
-    UntilResumed,
-}
+/// The pauses the tray menu and the settings window offer (the channel declares them: the
+/// page sends one).
+pub use cmux_tray_channel::call::PauseFor;
 
-impl PauseFor {
-    /// When the pause ends, from `now`: `None` until resumed.
-    pub fn until(self, now: &jiff::Zoned) -> Result<Option<Timestamp>, String> {
-        match self {
-            PauseFor::Hour => Ok(Some(now.timestamp() + jiff::SignedDuration::from_hours(1))),
-            PauseFor::Tomorrow => tomorrow_morning(now).map(Some).ok_or_else(|| "no tomorrow morning in this time zone".into()),
-            PauseFor::UntilResumed => Ok(None),
-        }
+/// When a pause of `how` ends, from `now`: `None` until resumed; "tomorrow" is
+/// [`MORNING_HOUR`] tomorrow.
+pub fn pause_until(how: PauseFor, now: &jiff::Zoned) -> Result<Option<Timestamp>, String> {
+    match how {
+        PauseFor::Hour => Ok(Some(now.timestamp() + jiff::SignedDuration::from_hours(1))),
+        PauseFor::Tomorrow => tomorrow_morning(now).map(Some).ok_or_else(|| "no tomorrow morning in this time zone".into()),
+        PauseFor::UntilResumed => Ok(None),
     }
 }
 

@@ -121,7 +121,7 @@ fn until_tomorrow_means_eight_in_the_morning_local_time() {
 #[test]
 fn each_offered_pause_ends_when_its_words_say() {
     let now: jiff::Zoned = "2026-11-30T22:54[Europe/Berlin]".parse().unwrap();
-    assert_eq!(PauseFor::Hour.until(&now), Ok(Some(at("2026-11-30T23:54"))));
-    assert_eq!(PauseFor::Tomorrow.until(&now), Ok(Some(at("2026-12-01T08:00"))));
-    assert_eq!(PauseFor::UntilResumed.until(&now), Ok(None));
+    assert_eq!(pause_until(PauseFor::Hour, &now), Ok(Some(at("2026-11-30T23:54"))));
+    assert_eq!(pause_until(PauseFor::Tomorrow, &now), Ok(Some(at("2026-12-01T08:00"))));
+    assert_eq!(pause_until(PauseFor::UntilResumed, &now), Ok(None));
 }

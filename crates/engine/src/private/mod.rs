@@ -12,10 +12,8 @@
 //! under the person's profile (`%APPDATA%`, `%LOCALAPPDATA%`), whose inherited ACL already
 //! grants only the person, SYSTEM and Administrators; there is nothing to tighten.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 #[cfg(unix)]
 mod unix;
@@ -26,56 +24,16 @@ mod windows;
 #[cfg(windows)]
 use windows as platform;
 
-/// Variables that hold a secret: read once at start, never inherited by a child.
-pub const SECRET_VARS: &[&str] = &["CMUX_TRAY_TOKEN", "CMUX_SOCKET_PASSWORD"];
-
-/// The umask the process was started with (restored for the person's own programs).
-static PERSON_UMASK: AtomicU32 = AtomicU32::new(0o022);
-
-/// Variables this process set for itself alone at start (a library's switch, not the person's
-/// choice), kept out of the person's programs.
-static OWN_VARS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-
-/// Call first in `main`, before any other thread exists. Returns the environment as it was
-/// (secrets included, for the settings), having set the umask to 077 and removed
-/// [`SECRET_VARS`] from the process's own environment, so no child (the opener, `xdg-mime`,
-/// the web processes) inherits them.
-pub fn start() -> BTreeMap<String, String> {
-    start_with(&[])
-}
-
-/// [`start`], and `own` set for this process alone: each variable the person did not set
-/// already is set here, and taken out again for the programs started on their behalf
-/// ([`person_command`]).
-pub fn start_with(own: &[(&'static str, &'static str)]) -> BTreeMap<String, String> {
-    PERSON_UMASK.store(platform::private_umask(), Ordering::Relaxed);
-    let env: BTreeMap<String, String> =
-        std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))).collect();
-    for var in SECRET_VARS {
-        // SAFETY: called first in main, before any other thread exists that could read the
-        // environment at the same time (the one condition of `remove_var` and `set_var`).
-        unsafe { std::env::remove_var(var) };
-    }
-    let mut set = Vec::new();
-    for (var, value) in own {
-        if !env.contains_key(*var) {
-            // SAFETY: as above.
-            unsafe { std::env::set_var(var, value) };
-            set.push(*var);
-        }
-    }
-    let _ = OWN_VARS.set(set);
-    env
-}
+pub use cmux_tray_channel::start::{SECRET_VARS, start, start_with};
 
 /// A program started on the person's behalf: no secret in its environment (whatever the
 /// process's own still holds) and the person's own umask.
 pub fn person_command(program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
-    for var in SECRET_VARS.iter().chain(OWN_VARS.get().into_iter().flatten()) {
+    for var in SECRET_VARS.iter().chain(cmux_tray_channel::start::own_vars()) {
         command.env_remove(var);
     }
-    platform::with_umask(&mut command, PERSON_UMASK.load(Ordering::Relaxed));
+    platform::with_umask(&mut command, cmux_tray_channel::start::person_umask());
     command
 }
 

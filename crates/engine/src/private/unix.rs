@@ -3,13 +3,6 @@
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-/// Sets the process's umask to 077 and returns the one it had.
-// `mode_t` is 16 bits on macOS, 32 on Linux: kept as u32 on every platform.
-#[allow(clippy::useless_conversion)]
-pub(super) fn private_umask() -> u32 {
-    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077)).bits().into()
-}
-
 /// Gives `command` the person's own umask when it starts.
 #[allow(clippy::unnecessary_cast)] // to macOS's 16-bit `mode_t`
 pub(super) fn with_umask(command: &mut tokio::process::Command, umask: u32) {

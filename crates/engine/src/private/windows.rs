@@ -3,11 +3,6 @@
 
 use std::path::Path;
 
-/// Windows has no umask: nothing to set, nothing to give back.
-pub(super) fn private_umask() -> u32 {
-    0
-}
-
 pub(super) fn with_umask(_command: &mut tokio::process::Command, _umask: u32) {}
 
 pub(super) fn private_dir() -> std::fs::DirBuilder {

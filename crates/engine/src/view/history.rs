@@ -3,7 +3,7 @@
 //! by day and narrowed by kind and a search; and what is being followed, for how long.
 
 use jiff::tz::TimeZone;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::times;
 use crate::cloud::Outcome;
@@ -13,65 +13,45 @@ use crate::notice::{Item, Source};
 use crate::policy::Reason;
 use crate::store::{Card, FollowKind, FollowRow, NoticeState, StoredNotice};
 
-/// What kind of notice a row is, as the history's icons and filter name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NoticeKind {
-    Run,
-    Handoff,
-    Terminal,
-    App,
-}
+/// What kind of notice a row is and what the person narrowed the history to: the page sends
+/// them, so the channel declares them.
+pub use cmux_tray_channel::call::{HistoryFilter, NoticeKind};
 
-impl NoticeKind {
-    pub const ALL: [NoticeKind; 4] = [NoticeKind::Run, NoticeKind::Handoff, NoticeKind::Terminal, NoticeKind::App];
-
-    fn of(n: &StoredNotice) -> NoticeKind {
-        match n.source() {
-            Source::Run => NoticeKind::Run,
-            Source::Handoff => NoticeKind::Handoff,
-            Source::Local => NoticeKind::Terminal,
-            Source::App => NoticeKind::App,
-        }
-    }
-
-    pub fn label(self, lang: &Lang) -> String {
-        match self {
-            NoticeKind::Run => say!(lang, "kind-run"),
-            NoticeKind::Handoff => say!(lang, "kind-handoff"),
-            NoticeKind::Terminal => say!(lang, "kind-terminal"),
-            NoticeKind::App => say!(lang, "kind-app"),
-        }
-    }
-
-    /// As the filter lists them.
-    pub fn plural(self, lang: &Lang) -> String {
-        match self {
-            NoticeKind::Run => say!(lang, "kinds-run"),
-            NoticeKind::Handoff => say!(lang, "kinds-handoff"),
-            NoticeKind::Terminal => say!(lang, "kinds-terminal"),
-            NoticeKind::App => say!(lang, "kinds-app"),
-        }
+/// A notice's kind, from its source.
+fn kind_of(n: &StoredNotice) -> NoticeKind {
+    match n.source() {
+        Source::Run => NoticeKind::Run,
+        Source::Handoff => NoticeKind::Handoff,
+        Source::Local => NoticeKind::Terminal,
+        Source::App => NoticeKind::App,
     }
 }
 
-/// What the person narrowed the history to.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct HistoryFilter {
-    /// One kind, or every kind.
-    #[serde(default)]
-    pub kind: Option<NoticeKind>,
-    /// Words the title or body holds (any case); empty matches all.
-    #[serde(default)]
-    pub query: String,
+/// A kind as a row says it.
+fn kind_label(kind: NoticeKind, lang: &Lang) -> String {
+    match kind {
+        NoticeKind::Run => say!(lang, "kind-run"),
+        NoticeKind::Handoff => say!(lang, "kind-handoff"),
+        NoticeKind::Terminal => say!(lang, "kind-terminal"),
+        NoticeKind::App => say!(lang, "kind-app"),
+    }
 }
 
-impl HistoryFilter {
-    fn keeps(&self, kind: NoticeKind, n: &StoredNotice) -> bool {
-        let query = self.query.trim().to_lowercase();
-        self.kind.is_none_or(|k| k == kind)
-            && (query.is_empty() || query.split_whitespace().all(|w| format!("{}\n{}", n.title, n.body).to_lowercase().contains(w)))
+/// A kind as the filter lists it.
+fn kind_plural(kind: NoticeKind, lang: &Lang) -> String {
+    match kind {
+        NoticeKind::Run => say!(lang, "kinds-run"),
+        NoticeKind::Handoff => say!(lang, "kinds-handoff"),
+        NoticeKind::Terminal => say!(lang, "kinds-terminal"),
+        NoticeKind::App => say!(lang, "kinds-app"),
     }
+}
+
+/// Whether `filter` keeps a notice of this kind.
+fn keeps(filter: &HistoryFilter, kind: NoticeKind, n: &StoredNotice) -> bool {
+    let query = filter.query.trim().to_lowercase();
+    filter.kind.is_none_or(|k| k == kind)
+        && (query.is_empty() || query.split_whitespace().all(|w| format!("{}\n{}", n.title, n.body).to_lowercase().contains(w)))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -179,7 +159,7 @@ pub fn no_banner(lang: &Lang, n: &StoredNotice) -> Option<String> {
     }
     Some(match n.delivery? {
         Reason::Shown => return None,
-        Reason::Off => match NoticeKind::of(n) {
+        Reason::Off => match kind_of(n) {
             NoticeKind::Run => say!(lang, "no-banner-off-run"),
             NoticeKind::Handoff => say!(lang, "no-banner-off-handoff"),
             NoticeKind::Terminal => say!(lang, "no-banner-off-terminal"),
@@ -187,7 +167,7 @@ pub fn no_banner(lang: &Lang, n: &StoredNotice) -> Option<String> {
         },
         Reason::Paused => say!(lang, "no-banner-paused"),
         Reason::QuietHours => say!(lang, "no-banner-quiet"),
-        Reason::Focused if NoticeKind::of(n) == NoticeKind::Terminal => say!(lang, "no-banner-focused-terminal"),
+        Reason::Focused if kind_of(n) == NoticeKind::Terminal => say!(lang, "no-banner-focused-terminal"),
         Reason::Focused => say!(lang, "no-banner-focused"),
         Reason::Coalesced => say!(lang, "no-banner-coalesced"),
         Reason::NotShown => match &n.failure {
@@ -210,11 +190,11 @@ pub fn untold_waits_for(lang: &Lang, held: Option<crate::status::HeldBy>) -> Opt
 
 /// One notice as the history shows it; `opens` is what a click on it opens, in words.
 pub fn row(lang: &Lang, n: &StoredNotice, opens: String, now_ms: i64, tz: &TimeZone) -> HistoryRow {
-    let kind = NoticeKind::of(n);
+    let kind = kind_of(n);
     HistoryRow {
         key: n.key.clone(),
         kind,
-        kind_label: kind.label(lang),
+        kind_label: kind_label(kind, lang),
         title: n.title.clone(),
         line: crate::text::cut(n.body.lines().next().unwrap_or(""), LINE),
         ago: times::ago(lang, n.created_at, now_ms, tz),
@@ -239,8 +219,8 @@ pub fn history_view(
 ) -> HistoryView {
     let mut days: Vec<HistoryDay> = Vec::new();
     for n in notices {
-        let kind = NoticeKind::of(n);
-        if !filter.keeps(kind, n) {
+        let kind = kind_of(n);
+        if !keeps(filter, kind, n) {
             continue;
         }
         let row = row(lang, n, opens(n), now_ms, tz);
@@ -250,9 +230,9 @@ pub fn history_view(
             _ => days.push(HistoryDay { label, rows: vec![row] }),
         }
     }
-    let count = |k: Option<NoticeKind>| notices.iter().filter(|n| k.is_none_or(|k| NoticeKind::of(n) == k)).count();
+    let count = |k: Option<NoticeKind>| notices.iter().filter(|n| k.is_none_or(|k| kind_of(n) == k)).count();
     let mut kinds = vec![KindChoice { kind: None, label: say!(lang, "kinds-all"), count: count(None) }];
-    kinds.extend(NoticeKind::ALL.into_iter().map(|k| KindChoice { kind: Some(k), label: k.plural(lang), count: count(Some(k)) }));
+    kinds.extend(NoticeKind::ALL.into_iter().map(|k| KindChoice { kind: Some(k), label: kind_plural(k, lang), count: count(Some(k)) }));
     let empty = if notices.is_empty() {
         say!(lang, "history-empty")
     } else if filter.query.trim().is_empty() {
@@ -285,7 +265,7 @@ pub fn history_view(
             FollowLine {
                 item,
                 kind,
-                kind_label: kind.label(lang),
+                kind_label: kind_label(kind, lang),
                 title: f.title.clone().unwrap_or(title),
                 state,
                 exact: say!(lang, "follow-since", time = times::exact(lang, f.started_at, tz)),

@@ -282,13 +282,8 @@ pub fn windows_value(windows: &[QuietWindowDraft]) -> Result<String, String> {
     Ok(texts.join("; "))
 }
 
-/// A window as the editor sends it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
-pub struct QuietWindowDraft {
-    pub days: [bool; 7],
-    pub from: String,
-    pub to: String,
-}
+/// A window as the editor sends it (the channel declares it: the page sends it).
+pub use cmux_tray_channel::call::QuietWindowDraft;
 
 #[cfg(test)]
 mod tests {

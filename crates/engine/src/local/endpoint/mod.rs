@@ -20,6 +20,11 @@ impl crate::config::Paths {
     pub fn socket(&self) -> std::path::PathBuf {
         self.socket_path.clone().unwrap_or_else(|| default_path(&self.runtime_dir))
     }
+
+    /// Where the tray serves the app's channel (`cmux_tray_channel`).
+    pub fn channel(&self) -> std::path::PathBuf {
+        channel_path(&self.runtime_dir)
+    }
 }
 
 /// What `Listener::accept` hands over.

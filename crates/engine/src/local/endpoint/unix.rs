@@ -14,7 +14,7 @@ use super::Accepted;
 use crate::local::server::SocketError;
 
 pub type ServerStream = UnixStream;
-pub type ClientStream = UnixStream;
+pub use cmux_tray_channel::endpoint::{ClientStream, channel_path, connect};
 
 /// The process at the other end of an accepted connection, as the kernel says (`SO_PEERCRED`,
 /// `LOCAL_PEERPID`); none when it cannot say (a peer in a pid namespace the engine cannot see).
@@ -90,21 +90,6 @@ fn private_folder(dir: &Path) -> Result<(), SocketError> {
     }
 }
 
-/// Connects to the socket at `path`, served by this user: the server's uid is checked
-/// (`SO_PEERCRED`, `getpeereid`) before a byte is sent, so a socket another user put where ours
-/// is looked for never hears a notice nor a password.
-pub async fn connect(path: &Path) -> std::io::Result<ClientStream> {
-    let stream = UnixStream::connect(path).await?;
-    match stream.peer_cred() {
-        Ok(cred) if cred.uid() == own_uid() => Ok(stream),
-        Ok(cred) => Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            format!("served by another user (uid {}); nothing was sent to it", cred.uid()),
-        )),
-        Err(e) => Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, format!("its server could not be checked ({e})"))),
-    }
-}
-
 /// Whether something serves the socket at `path` now (without a runtime).
 pub fn is_live(path: &Path) -> bool {
     std::os::unix::net::UnixStream::connect(path).is_ok()
@@ -113,11 +98,6 @@ pub fn is_live(path: &Path) -> bool {
 /// The socket's place when the config names none: `cmux.sock` in the app's runtime folder.
 pub fn default_path(runtime_dir: &Path) -> PathBuf {
     runtime_dir.join("cmux.sock")
-}
-
-/// The app's private channel (`crate::channel`): `app.sock` beside the local socket.
-pub fn channel_path(runtime_dir: &Path) -> PathBuf {
-    runtime_dir.join("app.sock")
 }
 
 fn own_uid() -> u32 {
