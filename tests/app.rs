@@ -1124,3 +1124,46 @@ fn the_windows_program_links_no_engine() {
             .collect();
     assert!(found.is_empty(), "the windows program links the engine's crates: {found:?}");
 }
+
+/// The environment of this home's windows process, once it runs.
+fn windows_environment(home: &Home) -> (u32, Vec<String>) {
+    let mut pids = Vec::new();
+    wait_until("the windows process", LIMIT, || {
+        pids = home.pids_of("cmux-tray-windows");
+        !pids.is_empty()
+    });
+    let environ = std::fs::read(format!("/proc/{}/environ", pids[0])).unwrap();
+    (pids[0], environ.split(|b| *b == 0).map(|v| String::from_utf8_lossy(v).into_owned()).collect())
+}
+
+/// Where no accessibility bus runs, a window starts none (docs/architecture.md "Two processes":
+/// GTK's bridge off, WebKit given no bus and its question for one answered with a socket that is
+/// not there); once one runs (a desktop's at login, a screen reader's), the windows speak to it.
+#[test]
+fn a_window_starts_no_accessibility_bus_and_speaks_to_one_that_runs() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    assert!(!desktop.name_has_owner("org.a11y.Bus"));
+    desktop.sni(&["activate", &item]);
+    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    let (pid, env) = windows_environment(&home);
+    for told in ["NO_AT_BRIDGE=1", "WEBKIT_A11Y_BUS_ADDRESS=", "AT_SPI_BUS_ADDRESS=unix:path=/dev/null"] {
+        assert!(env.iter().any(|v| v == told), "{told} not in the windows' environment: {env:?}");
+    }
+    cmux_tray_e2e::signal(pid, "TERM");
+    wait_until("the windows process ended", LIMIT, || home.pids_of("cmux-tray-windows").is_empty());
+
+    // An accessibility bus comes (as a screen reader starts one): the next window speaks to it.
+    let mut bus = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", "import dbus, time; b = dbus.SessionBus(); b.request_name('org.a11y.Bus'); time.sleep(600)"])
+        .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+        .spawn()
+        .expect("python3-dbus runs");
+    wait_until("the accessibility bus's name", LIMIT, || desktop.name_has_owner("org.a11y.Bus"));
+    desktop.sni(&["activate", &item]);
+    let (_, env) = windows_environment(&home);
+    let _ = bus.kill();
+    let _ = bus.wait();
+    assert!(!env.iter().any(|v| v.starts_with("NO_AT_BRIDGE") || v.starts_with("AT_SPI_BUS_ADDRESS")), "{env:?}");
+}

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use cmux_tray_channel::{self as channel, ChannelKey, FromTray, Page, Program};
@@ -13,6 +14,13 @@ use cmux_tray_engine::notice::Item;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::App;
+
+/// What a windows process started while no accessibility bus runs is told, so that nothing in
+/// it starts one: GTK 3's bridge off; WebKit's web processes given no bus; and WebKit's own
+/// question for the bus's address (which D-Bus answers by starting the bus) answered with a
+/// socket that is not there.
+const NO_ACCESSIBILITY_BUS: [(&str, &str); 3] =
+    [("NO_AT_BRIDGE", "1"), ("WEBKIT_A11Y_BUS_ADDRESS", ""), ("AT_SPI_BUS_ADDRESS", "unix:path=/dev/null")];
 
 /// How long a started windows process may take to attach before another start is tried.
 const ATTACH_WITHIN: Duration = Duration::from_secs(20);
@@ -23,6 +31,8 @@ pub struct Windows {
     channel: PathBuf,
     /// What the windows process shows to be let in, written to its standard input.
     key: ChannelKey,
+    /// Whether the session's accessibility bus runs (Linux; taken as running until known).
+    a11y_bus: AtomicBool,
 }
 
 #[derive(Default)]
@@ -39,7 +49,17 @@ struct State {
 
 impl Windows {
     pub fn new(channel: PathBuf, key: ChannelKey) -> Windows {
-        Windows { state: Mutex::new(State::default()), channel, key }
+        Windows { state: Mutex::new(State::default()), channel, key, a11y_bus: AtomicBool::new(true) }
+    }
+
+    /// Whether the session's accessibility bus (AT-SPI) runs: a windows process started while
+    /// none does skips GTK's bridge to it, which would start one (about 270 ms of the first
+    /// window; docs/benchmarks.md). A desktop session starts it at login, and so does a screen
+    /// reader: where one is, the windows speak to it.
+    pub fn accessibility_bus(&self, running: bool) {
+        if self.a11y_bus.swap(running, Ordering::Relaxed) != running {
+            tracing::debug!(running, "the accessibility bus");
+        }
     }
 
     /// Has the windows process that asked install the update at `feed`; false when none is
@@ -70,6 +90,9 @@ impl Windows {
         command.arg("--open").arg(page.as_str()).arg("--channel").arg(&self.channel).arg("--key-on-stdin");
         if let Some(q) = &query {
             command.arg("--query").arg(q);
+        }
+        if !self.a11y_bus.load(Ordering::Relaxed) {
+            command.envs(NO_ACCESSIBILITY_BUS);
         }
         match command.stdin(std::process::Stdio::piped()).kill_on_drop(false).spawn() {
             Ok(mut child) => {

@@ -20,6 +20,9 @@ use zbus::fdo::{DBusProxy, NameOwnerChangedStream};
 use crate::App;
 
 pub const WATCHER: &str = "org.kde.StatusNotifierWatcher";
+/// The accessibility bus's launcher (AT-SPI): a desktop session starts it at login, a screen
+/// reader needs it. The windows skip GTK's bridge to it when it is not there (windows.rs).
+const A11Y_BUS: &str = "org.a11y.Bus";
 const WATCHER_PATH: &str = "/StatusNotifierWatcher";
 
 /// How long the watcher may be missing before it is said: a panel starts beside the app at
@@ -35,13 +38,16 @@ const RETRY_AT_MOST: Duration = Duration::from_secs(5);
 pub struct Watch {
     bus: DBusProxy<'static>,
     changes: NameOwnerChangedStream,
+    /// The accessibility bus's comings and goings.
+    a11y: NameOwnerChangedStream,
 }
 
 pub async fn watch() -> zbus::Result<Watch> {
     let connection = zbus::Connection::session().await?;
     let bus = DBusProxy::new(&connection).await?;
     let changes = bus.receive_name_owner_changed_with_args(&[(0, WATCHER)]).await?;
-    Ok(Watch { bus, changes })
+    let a11y = bus.receive_name_owner_changed_with_args(&[(0, A11Y_BUS)]).await?;
+    Ok(Watch { bus, changes, a11y })
 }
 
 /// Where the watcher is, as this process knows it.
@@ -72,8 +78,10 @@ impl Watch {
     /// Keeps `item` (our bus name) registered with every watcher that comes, and says when
     /// none is there. Runs until the app ends.
     pub fn keep(self, app: Arc<App>, item: String) {
-        let Watch { bus, mut changes } = self;
+        let Watch { bus, mut changes, mut a11y } = self;
         app.clone().spawn(async move {
+            let a11y_there = bus.name_has_owner(A11Y_BUS.try_into().expect("a bus name")).await.unwrap_or(true);
+            app.windows.accessibility_bus(a11y_there);
             let now = Instant::now();
             let there = bus.name_has_owner(WATCHER.try_into().expect("a bus name")).await.unwrap_or(false);
             let mut host = if there { Host::arrived(now) } else { Host::Missing { since: now, said: false } };
@@ -82,6 +90,10 @@ impl Watch {
             loop {
                 let due = host.due();
                 tokio::select! {
+                    change = a11y.next() => {
+                        let Some(Ok(args)) = change.as_ref().map(|c| c.args()) else { continue };
+                        app.windows.accessibility_bus(args.new_owner.is_some());
+                    }
                     change = changes.next() => {
                         let Some(change) = change else { return };
                         let Ok(args) = change.args() else { continue };
