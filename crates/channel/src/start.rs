@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use tracing_appender::non_blocking::NonBlockingBuilder;
+
 /// Variables that hold a secret: read once at start, never inherited by a child.
 pub const SECRET_VARS: &[&str] = &["CMUX_TRAY_TOKEN", "CMUX_SOCKET_PASSWORD"];
 
@@ -73,6 +75,12 @@ fn private_umask() -> u32 {
     0
 }
 
+/// Lines the log's writer thread may have waiting; more are dropped (never blocks a caller).
+/// tracing-appender's default, 128,000, is a queue allocated whole at start: 4 MiB resident in
+/// every process, a fifth of the idle tray (docs/benchmarks.md, row 3). A tray logs a few lines
+/// a minute.
+pub const LOG_QUEUE: usize = 1024;
+
 /// The log: to standard error, and to a file a day in `log_dir` (a week kept; the folder made by
 /// `prepare`, private), at `CMUX_TRAY_LOG`'s level (`info` else). A panic is logged with its
 /// backtrace. Keep the guard for as long as the process runs: dropping it flushes the file.
@@ -102,7 +110,7 @@ pub fn logging(
     });
     match file {
         Some(appender) => {
-            let (writer, guard) = tracing_appender::non_blocking(appender);
+            let (writer, guard) = NonBlockingBuilder::default().buffered_lines_limit(LOG_QUEUE).finish(appender);
             let file_layer = tracing_subscriber::fmt::layer().with_ansi(false).with_writer(writer);
             tracing_subscriber::registry().with(filter()).with(stderr).with(file_layer).init();
             Some(guard)
