@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use cmux_tray_e2e::sway::Sway;
 use cmux_tray_e2e::tmux::Tmux;
-use cmux_tray_e2e::{Cloud, DesktopSession, Home, bin, go, turns, wait_until};
+use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, go, turns, wait_until};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -26,17 +26,24 @@ fn delivery_of(home: &Home, title: &str) -> String {
     delivery
 }
 
+/// A private bus with the recorder, the simulator, a home, a headless sway and the daemon given
+/// sway's socket (no token: local notices need none).
+fn session() -> (DesktopSession, Cloud, Home, Sway, Daemon) {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let sway = Sway::start();
+    let ipc = sway.ipc.to_str().unwrap().to_string();
+    let daemon = home.daemon_with("no-token-needed-for-local-notices", &[("SWAYSOCK", &ipc)]);
+    (desktop, cloud, home, sway, daemon)
+}
+
 /// docs/terminals.md, "Per desktop": under sway, a notice from a tmux pane in a foot window that
 /// does not have the focus is one banner, the same pane in the focused window none, and a click
 /// focuses that foot window (read back from sway).
 #[test]
 fn under_sway_the_focus_rule_holds_and_a_click_focuses_the_terminal_window() {
-    let desktop = DesktopSession::start();
-    let cloud = Cloud::start();
-    let home = Home::new(&cloud.origin(), &desktop.address);
-    let mut sway = Sway::start();
-    let ipc = sway.ipc.to_str().unwrap().to_string();
-    let _daemon = home.daemon_with("no-token-needed-for-local-notices", &[("SWAYSOCK", &ipc)]);
+    let (desktop, _cloud, home, mut sway, _daemon) = session();
     let tmux = Tmux::start(&home);
     let sock = tmux.socket.to_str().unwrap().to_string();
     let terminal = sway.foot(&home, &["/usr/bin/tmux", "-S", &sock, "attach", "-t", "work"]);
@@ -67,12 +74,7 @@ fn under_sway_the_focus_rule_holds_and_a_click_focuses_the_terminal_window() {
 /// from sway.
 #[test]
 fn under_sway_kittys_window_is_looked_at_and_a_click_focuses_it() {
-    let desktop = DesktopSession::start();
-    let cloud = Cloud::start();
-    let home = Home::new(&cloud.origin(), &desktop.address);
-    let mut sway = Sway::start();
-    let ipc = sway.ipc.to_str().unwrap().to_string();
-    let _daemon = home.daemon_with("no-token-needed-for-local-notices", &[("SWAYSOCK", &ipc)]);
+    let (desktop, _cloud, home, mut sway, _daemon) = session();
     let dir = home.dir.path().to_path_buf();
     let socket = format!("unix:{}", dir.join("kitty.sock").display());
     let kitty = sway.terminal(
