@@ -98,7 +98,12 @@ pub fn destination(args: &[String]) -> Option<usize> {
 
 /// A host name as it may be shown: at most 100 of letters, digits and `.-_@:[]`.
 fn clean_host(host: &str) -> Option<String> {
-    let ok = !host.is_empty() && host.len() <= 100 && host.chars().all(|c| c.is_ascii_alphanumeric() || ".-_@:[]".contains(c));
+    // Never a leading `-`: the host is an argument of the ssh a click runs (remote.rs), where it
+    // would be read as an option (`-E` writes a log to the file the next word names).
+    let ok = !host.is_empty()
+        && !host.starts_with('-')
+        && host.len() <= 100
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || ".-_@:[]".contains(c));
     ok.then(|| host.to_string())
 }
 
@@ -140,6 +145,7 @@ mod tests {
         assert_eq!(clean_host("ada@[::1]:22").as_deref(), Some("ada@[::1]:22"));
         assert_eq!(clean_host("box\u{1b}[31m"), None);
         assert_eq!(clean_host(""), None);
+        assert_eq!(clean_host("-E"), None, "an option, not a host");
     }
 
     #[test]

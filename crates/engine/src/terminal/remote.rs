@@ -46,7 +46,7 @@ async fn over_master(control: &std::path::Path, host: &str, command: &str) -> Re
     let run = crate::private::person_command("ssh")
         .arg("-S")
         .arg(control)
-        .args(["-o", "ControlMaster=no", "-o", "ProxyCommand=false", "-o", "BatchMode=yes", "-T"])
+        .args(["-o", "ControlMaster=no", "-o", "ProxyCommand=false", "-o", "BatchMode=yes", "-T", "--"])
         .arg(host)
         .arg(command)
         .stdin(std::process::Stdio::null())
