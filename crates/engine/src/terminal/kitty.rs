@@ -21,12 +21,6 @@ async fn kitty(w: &KittyWindow, args: &[&str], env: &[(&str, &str)]) -> Result<S
     run("kitty", &all, env, Some(&socket)).await
 }
 
-/// Where the window is in `kitty @ ls`: `None` when it is not listed, else whether it has the
-/// focus (its OS window, its tab and itself all focused).
-pub fn focus_in(ls: &Value, id: u64) -> Option<bool> {
-    find(ls, id).map(|w| w.os_focused && w.current)
-}
-
 /// A window as `kitty @ ls` lists it.
 struct Listed {
     /// Kitty's OS window has the focus, as kitty heard it.
@@ -35,6 +29,13 @@ struct Listed {
     current: bool,
     /// The process it runs (its shell), whose ancestors lead to kitty.
     pid: Option<u32>,
+}
+
+impl Listed {
+    /// Kitty's own account of the focus: its OS window, its tab and itself all focused.
+    fn focused(&self) -> bool {
+        self.os_focused && self.current
+    }
 }
 
 fn find(ls: &Value, id: u64) -> Option<Listed> {
@@ -79,7 +80,7 @@ pub async fn looked_at(w: &KittyWindow) -> Option<bool> {
         (Some(socket), Some(pid)) if listed.current => {
             sway::shows_focused(&socket, &[pid]).await.inspect_err(|e| tracing::debug!("sway not asked: {e}")).ok()
         }
-        _ => Some(listed.os_focused && listed.current),
+        _ => Some(listed.focused()),
     }
 }
 
@@ -93,11 +94,11 @@ mod tests {
         let ls = json!([{"id": 1, "is_focused": true, "tabs": [
             {"id": 1, "is_focused": true, "windows": [{"id": 1, "is_focused": false}, {"id": 2, "is_focused": true}]},
             {"id": 2, "is_focused": false, "windows": [{"id": 3, "is_focused": true}]}]}]);
-        assert_eq!(focus_in(&ls, 2), Some(true));
-        assert_eq!(focus_in(&ls, 1), Some(false));
-        assert_eq!(focus_in(&ls, 3), Some(false));
-        assert_eq!(focus_in(&ls, 9), None);
+        assert_eq!(find(&ls, 2).map(|w| w.focused()), Some(true));
+        assert_eq!(find(&ls, 1).map(|w| w.focused()), Some(false));
+        assert_eq!(find(&ls, 3).map(|w| w.focused()), Some(false));
+        assert_eq!(find(&ls, 9).map(|w| w.focused()), None);
         let unfocused = json!([{"id": 1, "is_focused": false, "tabs": [{"is_focused": true, "windows": [{"id": 2, "is_focused": true}]}]}]);
-        assert_eq!(focus_in(&unfocused, 2), Some(false));
+        assert_eq!(find(&unfocused, 2).map(|w| w.focused()), Some(false));
     }
 }
