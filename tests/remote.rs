@@ -256,3 +256,28 @@ fn the_remote_socket_is_its_users_alone_and_another_remote_user_is_refused() {
     link.kill().unwrap();
     link.wait().unwrap();
 }
+
+/// Any program may call itself `ssh`: a copy of python3 named so, with the variable `cmux-tray
+/// ssh` sets naming a host, is a local caller. Its notice names no host, and no ControlMaster of
+/// its choosing is ever spoken to (docs/terminals.md, "Where it came from").
+#[test]
+fn a_program_that_only_calls_itself_ssh_is_not_taken_for_a_forward() {
+    let desktop = DesktopSession::start_with_recorder(&[]);
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    let fake = tempfile::tempdir().unwrap();
+    let ssh = fake.path().join("ssh");
+    std::fs::copy(std::fs::canonicalize("/usr/bin/python3").unwrap(), &ssh).unwrap();
+    let send = "import socket,sys; c=socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); \
+                c.sendall(b'notify Deploy done|payments|all green\\n'); print(c.recv(99).decode())";
+    let out = std::process::Command::new(&ssh)
+        .args(["-c", send, home.socket().to_str().unwrap()])
+        .env("CMUX_TRAY_SSH_HOST", "prod-db")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("OK"), "{out:?}");
+    wait_until("the notice", LIMIT, || titled(&home, "Deploy done").len() == 1);
+    let notice = titled(&home, "Deploy done").remove(0);
+    assert_eq!(notice["subtitle"], "payments", "no host taken from a program named ssh: {notice}");
+}

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 
 use cmux_tray_engine::config::Paths;
-use cmux_tray_engine::local::forwarded::{self, CONTROL_VARIABLE, FORWARDED_SOCKET, HOST_VARIABLE};
+use cmux_tray_engine::local::forwarded::{self, FORWARDED_SOCKET, HOST_VARIABLE};
 use cmux_tray_engine::private;
 
 use crate::args::Agent;
@@ -52,11 +52,11 @@ pub(crate) async fn ssh(paths: &Paths, args: Vec<String>) -> anyhow::Result<()> 
     // The session is a ControlMaster of its own, so a click can select the remote pane over
     // this very connection (`delivery.remote_tmux`); it ends with the session.
     private::create_dir(&paths.runtime_dir).with_context(|| format!("the folder {}", paths.runtime_dir.display()))?;
-    let control = paths.runtime_dir.join(format!("ssh-{}", std::process::id()));
+    // This process becomes the ssh: the tray finds the master from that ssh's pid.
+    let control = forwarded::control_path(&paths.runtime_dir, std::process::id());
     let mut command = private::person_command("ssh");
     command
         .env(HOST_VARIABLE, &line.host)
-        .env(CONTROL_VARIABLE, &control)
         .args(["-o", "StreamLocalBindMask=0177", "-o", "StreamLocalBindUnlink=yes"])
         .args(["-o", "ControlMaster=auto", "-o", "ControlPersist=no", "-o"])
         .arg(format!("ControlPath={}", control.display()))

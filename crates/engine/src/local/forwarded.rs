@@ -7,6 +7,7 @@
 //! docs/terminals.md, "Agents on another machine".
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use crate::notice::local::LocalPost;
 use crate::place::{Place, RemotePlace};
@@ -15,8 +16,11 @@ use crate::terminal;
 /// Set by `cmux-tray ssh` on the ssh it runs: the host as the person named it.
 pub const HOST_VARIABLE: &str = "CMUX_TRAY_SSH_HOST";
 
-/// Set by `cmux-tray ssh` on the ssh it runs: the ControlMaster socket that session serves.
-pub const CONTROL_VARIABLE: &str = "CMUX_TRAY_SSH_CONTROL";
+/// The ControlMaster socket `cmux-tray ssh` makes for its session, whose ssh has process id
+/// `pid` (`cmux-tray ssh` becomes that ssh): the engine finds it from the peer's pid alone.
+pub fn control_path(runtime_dir: &Path, pid: u32) -> PathBuf {
+    runtime_dir.join(format!("ssh-{pid}"))
+}
 
 /// The forwarded socket's name in the remote user's home (`cmux-tray ssh`, the `~/.ssh/config`
 /// block); a client there finds it by itself when no variable names a socket.
@@ -33,18 +37,26 @@ pub struct Forwarded {
     pub control: Option<std::path::PathBuf>,
 }
 
-/// The forward behind a connection whose peer process is `pid`, when that peer is an ssh client
-/// (`/proc/<pid>/comm` is `ssh`); `None` for every other peer, and where `/proc` is missing.
+/// The forward behind a connection whose peer process is `pid`, when that peer is the person's
+/// own ssh client (`terminal::trust::ssh_client`: the very program the engine would run, in the
+/// engine's namespaces, no more confined); `None` for every other peer, and where `/proc` is
+/// missing. A process that merely calls itself `ssh` is a local caller, said once in the log.
 pub async fn of_peer(pid: Option<u32>) -> Option<Forwarded> {
     let pid = pid?;
     if std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?.trim_end() != "ssh" {
+        return None;
+    }
+    if let Err(why) = terminal::trust::ssh_client(pid) {
+        tracing::warn!("a peer named ssh is not taken for a forwarded connection: {why}");
         return None;
     }
     let env = environment_of(pid);
     let named = env.get(HOST_VARIABLE).cloned();
     let host = named.or_else(|| host_of_command_line(&arguments_of(pid))).and_then(|h| clean_host(&h)).unwrap_or_else(|| "ssh".into());
     let place = terminal::of_caller(&env, pid).await;
-    let control = env.get(CONTROL_VARIABLE).map(std::path::PathBuf::from).filter(|p| p.is_absolute());
+    // Checked again, with what serves it, each time it is used (`terminal::remote`).
+    let control =
+        cmux_tray_channel::place::runtime_dir().map(|dir| control_path(&dir, pid)).filter(|p| std::fs::symlink_metadata(p).is_ok());
     Some(Forwarded { host, place, control })
 }
 

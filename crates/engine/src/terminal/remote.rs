@@ -41,17 +41,25 @@ pub async fn looked_at(there: &RemotePlace) -> Option<bool> {
     Some(pane_active == "1" && window_active == "1" && attached > 0)
 }
 
-/// One command on the remote over the ControlMaster `control`, never a new connection.
+/// One command on the remote over the ControlMaster `control`, never a new connection. The
+/// master is checked first (`trust::ssh_master`: the one `cmux-tray ssh` made, in the engine's
+/// own 0700 folder, served by the person's ssh); the client runs confined, as the terminals'
+/// tools do, since a client does what its master says. ssh closes every descriptor it inherits
+/// when it starts, so it is given the path checked, not the socket held.
 async fn over_master(control: &std::path::Path, host: &str, command: &str) -> Result<std::process::Output, String> {
-    let run = crate::private::person_command("ssh")
-        .arg("-S")
+    let runtime_dir = cmux_tray_channel::place::runtime_dir().ok_or("no runtime folder")?;
+    super::trust::ssh_master(&runtime_dir, control).map_err(|e| e.to_string())?;
+    let ssh = super::process::on_path("ssh").ok_or("ssh is not installed")?;
+    let mut run = crate::private::person_command(&ssh);
+    run.arg("-S")
         .arg(control)
         .args(["-o", "ControlMaster=no", "-o", "ProxyCommand=false", "-o", "BatchMode=yes", "-T", "--"])
         .arg(host)
         .arg(command)
         .stdin(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .output();
+        .kill_on_drop(true);
+    super::confine::confine(&mut run, &ssh).map_err(|e| format!("ssh could not be confined: {e}"))?;
+    let run = run.output();
     match tokio::time::timeout(REMOTE_TIMEOUT, run).await {
         Ok(Ok(out)) if out.status.success() => Ok(out),
         Ok(Ok(out)) => Err(format!("ssh exited {} ({})", out.status, String::from_utf8_lossy(&out.stderr).trim())),

@@ -78,6 +78,17 @@ const NAMESPACES: [(&str, &str); 5] = [("pid", "pid"), ("mnt", "mount"), ("user"
 /// (tmux) or one of its name.
 fn served_by(stream: &UnixStream, server: Server) -> Result<(), String> {
     let (pid, peer_uid) = peer(stream).map_err(|e| format!("its server cannot be asked who it is ({e})"))?;
+    process_is(pid, peer_uid, server)
+}
+
+/// Whether the process `pid` (a connection's peer, run by the person: the local socket takes no
+/// other) is `server`'s program, as [`served_by`] asks of a server.
+pub fn program(pid: u32, server: Server) -> Result<(), Distrusted> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| Distrusted(format!("process {pid}: not a process id")))?;
+    process_is(pid, uid(), server).map_err(|why| Distrusted(format!("process {pid}: {why}")))
+}
+
+fn process_is(pid: libc::pid_t, peer_uid: u32, server: Server) -> Result<(), String> {
     if peer_uid != uid() {
         return Err(format!("served by another user (uid {peer_uid})"));
     }
@@ -104,11 +115,11 @@ fn served_by(stream: &UnixStream, server: Server) -> Result<(), String> {
     if !server.runs_as(&file) {
         return Err(format!("served by {}, not by {}", path.display(), server.name()));
     }
-    if server == Server::Tmux {
+    if let Some(program) = server.the_engines_own() {
         // The very program the engine runs: a copy of the same name is not it.
-        let ours = crate::terminal::process::on_path("tmux").and_then(|p| std::fs::metadata(p).ok()).map(|m| (m.dev(), m.ino()));
+        let ours = crate::terminal::process::on_path(program).and_then(|p| std::fs::metadata(p).ok()).map(|m| (m.dev(), m.ino()));
         if ours != Some((exe.dev(), exe.ino())) {
-            return Err(format!("served by {}, which is not the tmux this engine runs", path.display()));
+            return Err(format!("served by {}, which is not the {program} this engine runs", path.display()));
         }
     }
     Ok(())
@@ -276,5 +287,30 @@ mod tests {
         let said = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
         assert!(said.contains("pid 0: served from another pid namespace"), "{said}");
+    }
+
+    /// A forwarded connection's peer is believed to be ssh only when it runs the very ssh the
+    /// engine would run: a copy of another program named `ssh` is refused, the real one taken.
+    #[test]
+    fn only_the_persons_own_ssh_is_taken_for_ssh() {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("ssh");
+        std::fs::copy("/bin/sleep", &copy).unwrap();
+        let mut fake = std::process::Command::new(&copy).arg("30").spawn().unwrap();
+        let e = program(fake.id(), Server::Ssh).unwrap_err().0;
+        assert!(e.contains("which is not the ssh this engine runs"), "{e}");
+        fake.kill().unwrap();
+        fake.wait().unwrap();
+
+        let real = crate::terminal::process::on_path("ssh").expect("ssh installed (scripts/setup)");
+        let mut ssh = std::process::Command::new(real)
+            .args(["-o", "ProxyCommand=sleep 30", "-o", "BatchMode=yes", "-F", "/dev/null", "nowhere.invalid"])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let took = program(ssh.id(), Server::Ssh);
+        ssh.kill().unwrap();
+        ssh.wait().unwrap();
+        took.unwrap();
     }
 }

@@ -38,6 +38,9 @@ pub enum Server {
     Tmux,
     Kitty,
     Wezterm,
+    /// The ssh client of a forwarded connection (`local::forwarded`), and the ControlMaster a
+    /// remote tmux pane is selected through (`terminal::remote`).
+    Ssh,
 }
 
 impl Server {
@@ -46,6 +49,18 @@ impl Server {
             Server::Tmux => "tmux",
             Server::Kitty => "kitty",
             Server::Wezterm => "WezTerm",
+            Server::Ssh => "ssh",
+        }
+    }
+
+    /// The program on the PATH a server's process must be the very file of, where the engine
+    /// runs that program itself and a copy of the same name would fool the name alone.
+    #[cfg(any(target_os = "linux", test))]
+    fn the_engines_own(self) -> Option<&'static str> {
+        match self {
+            Server::Tmux => Some("tmux"),
+            Server::Ssh => Some("ssh"),
+            Server::Kitty | Server::Wezterm => None,
         }
     }
 
@@ -57,6 +72,7 @@ impl Server {
             Server::Tmux => file_name == "tmux",
             Server::Kitty => file_name == "kitty",
             Server::Wezterm => file_name.starts_with("wezterm"),
+            Server::Ssh => file_name == "ssh",
         }
     }
 }
@@ -127,6 +143,20 @@ pub fn tmux(socket: &Path) -> Result<Trusted, Distrusted> {
 pub fn wezterm(socket: &Path) -> Result<Trusted, Distrusted> {
     let folders = wezterm_folders(std::env::var("XDG_RUNTIME_DIR").ok().as_deref(), std::env::var("HOME").ok().as_deref());
     platform::socket_in(&folders, socket, Server::Wezterm)
+}
+
+/// Whether the forwarded connection's peer `pid` is the person's own ssh: the very program the
+/// engine would run, in the engine's namespaces and no more confined. Any process may call
+/// itself `ssh` (`/proc/PID/comm`); only this one is believed about a host and a ControlMaster.
+pub fn ssh_client(pid: u32) -> Result<(), Distrusted> {
+    platform::program(pid, Server::Ssh)
+}
+
+/// Whether `control` is the ControlMaster `cmux-tray ssh` made for the ssh `pid` (in the
+/// engine's runtime folder, `ssh-PID`, the person's socket served by the person's ssh), and how a
+/// client reaches it. The path is made here from the pid, never read from what a peer says.
+pub fn ssh_master(runtime_dir: &Path, control: &Path) -> Result<Trusted, Distrusted> {
+    platform::socket_in(&[runtime_dir.to_path_buf()], control, Server::Ssh)
 }
 
 /// Whether kitty at `address` (`unix:/path` or `unix:@name`) is one the engine may speak to, and

@@ -43,6 +43,11 @@ pub fn socket_anywhere(path: &Path, server: Server) -> Result<Trusted, Distruste
     Err(said("no terminal socket is spoken to here".into()))
 }
 
+/// A process's program is asked of a connection's peer on Linux alone (`/proc`).
+pub fn program(pid: u32, server: Server) -> Result<(), Distrusted> {
+    Err(Distrusted(format!("process {pid}: whether it is {} is known on Linux alone", server.name())))
+}
+
 pub fn abstract_socket(name: &str, server: Server) -> Result<Trusted, Distrusted> {
     Err(Distrusted(format!("{}'s socket @{name}: abstract sockets exist on Linux alone", server.name())))
 }
