@@ -8,6 +8,7 @@ pub mod load;
 pub mod local;
 pub mod procfs;
 pub mod recorder;
+pub mod render;
 pub mod scale;
 pub mod socket;
 pub mod stats;
@@ -48,12 +49,21 @@ struct Args {
     /// The user whose processes the helper may page out.
     #[arg(long, hide = true)]
     helper_uid: Option<u32>,
+    /// Measure nothing: keep these results (a run's results.json) as the docs' and render the
+    /// README's table and docs/benchmarks.md's latest run from them, in the current checkout.
+    #[arg(long, value_name = "RESULTS")]
+    write_docs: Option<PathBuf>,
 }
 
 pub fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     if let (Some(dir), Some(uid)) = (&args.helper, args.helper_uid) {
         return helper::serve(dir, uid);
+    }
+    if let Some(results) = &args.write_docs {
+        render::write_docs(results, std::path::Path::new("."))?;
+        println!("{} kept; README.md and docs/benchmarks.md rendered from it", render::RESULTS);
+        return Ok(());
     }
     let want = |row: u8| args.rows.is_empty() || args.rows.contains(&row);
     let mut figures = Vec::new();

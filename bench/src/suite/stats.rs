@@ -1,6 +1,6 @@
 //! Medians, percentiles and spreads, and the table a run writes.
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// The `p`-th percentile (0–100) of `xs`, nearest rank; `NaN` for none.
 pub fn percentile(xs: &[f64], p: f64) -> f64 {
@@ -26,7 +26,7 @@ pub fn min(xs: &[f64]) -> f64 {
 }
 
 /// Which way a figure is good.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
 pub enum Better {
     Lower,
@@ -34,7 +34,7 @@ pub enum Better {
 }
 
 /// A goal: what the issue asks of a figure.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Goal {
     pub value: f64,
     pub better: Better,
@@ -52,7 +52,7 @@ impl Goal {
 /// The mark `--quick` fails at: about 3× the debug build's own quick figure on this machine kind
 /// (each is written beside its figure with what it was set from), so a regression is caught
 /// whatever the goal, and a missed goal alone fails nothing.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Gate {
     pub mark: f64,
     pub better: Better,
@@ -76,13 +76,15 @@ fn meets(better: Better, x: f64, mark: f64) -> bool {
 
 /// One row of the tables: the median of repeated runs, with their spread; or a statistic over
 /// every sample of all rounds, with the rounds' own values as the spread ([`Figure::pooled`]).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Figure {
     pub row: u8,
     pub name: String,
     pub unit: String,
     /// The figure: the rounds' median, or the pooled statistic.
+    #[serde(deserialize_with = "number_or_nan")]
     pub median: f64,
+    #[serde(deserialize_with = "numbers_or_nan")]
     pub spread: (f64, f64),
     pub runs: usize,
     pub goal: Option<Goal>,
@@ -128,9 +130,26 @@ impl Figure {
     pub fn within_gate(&self) -> bool {
         self.gate.is_none_or(|g| meets(g.better, self.median, g.mark))
     }
+
+    /// The goal in the figure's own unit ("≤ 19.1 MiB"); empty without one.
+    pub fn goal_words(&self) -> String {
+        let sign = |b| if b == Better::Lower { "≤" } else { "≥" };
+        self.goal.map(|g| format!("{} {} {}", sign(g.better), num(g.value), self.unit)).unwrap_or_default()
+    }
 }
 
-fn num(x: f64) -> String {
+/// JSON has no NaN: serde_json writes it as `null`, read back here as NaN.
+fn number_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+fn numbers_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<(f64, f64), D::Error> {
+    let (a, b) = <(Option<f64>, Option<f64>)>::deserialize(d)?;
+    Ok((a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)))
+}
+
+/// A figure as the tables write it: three significant digits or so, "–" for none.
+pub fn num(x: f64) -> String {
     if x.is_nan() {
         "–".into()
     } else if x.abs() >= 100.0 {
@@ -149,10 +168,7 @@ pub fn markdown(figures: &[Figure], machine: &str, command: &str, date: &str) ->
         "| row | figure | value | spread (min–max) | runs | goal | met | method |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for f in figures {
-        let goal = f
-            .goal
-            .map(|g| format!("{} {} {}", if g.better == Better::Lower { "≤" } else { "≥" }, num(g.value), f.unit))
-            .unwrap_or_default();
+        let goal = f.goal_words();
         let met = match f.meets_goal() {
             Some(true) => "yes",
             Some(false) => "**no**",
