@@ -6,7 +6,7 @@
 //! (a web process's too) leaves the tray, its follows and its banners untouched.
 //!
 //! - `tray_link`: the channel to the tray: calls and their answers, what the tray sends.
-//! - `windows`: the windows, made when shown and destroyed when closed.
+//! - `page_windows`: the pages' windows, made when shown and destroyed when closed.
 //! - `update`: installing a newer version, where the installers update themselves.
 //!
 //! `--open PAGE` (history, settings, signin), `--query Q` (the page's query), `--channel PATH`
@@ -17,9 +17,9 @@
 // A release build on Windows opens no console window beside the windows.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod page_windows;
 mod tray_link;
 mod update;
-mod windows;
 
 use cmux_tray_channel::{Call, FromTray, Page};
 use tauri::ipc::InvokeBody;
@@ -110,7 +110,7 @@ async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
             Some(FromTray::Attached { chosen: false }) => app.exit(0),
             Some(FromTray::Attached { chosen: true }) => {}
             // A page asked for while detaching opened a window: this process stays, attached again.
-            Some(FromTray::Detached) => match windows::shown(&app).first() {
+            Some(FromTray::Detached) => match page_windows::shown(&app).first() {
                 Some(page) => link.attach(*page, None),
                 None => app.exit(0),
             },
@@ -133,7 +133,7 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
             tracing::warn!("the pages' words: {e}; the window says its English");
             serde_json::Value::Null
         });
-        windows::open(&app, page, query.as_deref(), &words, move |_, page| {
+        page_windows::open(&app, page, query.as_deref(), &words, move |_, page| {
             // A closed history shows nothing any more (its page cannot always say so itself).
             if page == Page::History {
                 let link = link.clone();
@@ -225,7 +225,7 @@ fn main() {
             true
         })
         .setup(move |app| {
-            app.manage(windows::Shown::default());
+            app.manage(page_windows::Shown::default());
             open(app.handle(), &shown, args.page, args.query.as_deref());
             tauri::async_runtime::spawn(hear(app.handle().clone(), shown.clone(), incoming));
             Ok(())

@@ -63,7 +63,7 @@ pub fn open(app: &Arc<App>, url: &str) {
         AppLink::FollowHandoff(id) => app.engine.follow_handoff_from(id, Asked::Link).map_err(|e| e.to_string()),
         // As the tray's line for it, and a click on its banner: its terminal, or its card.
         AppLink::Open(key) => {
-            crate::windows::open_notice(app, key.clone());
+            crate::windows_process::open_notice(app, key.clone());
             Ok(())
         }
     };

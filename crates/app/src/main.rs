@@ -7,7 +7,7 @@
 //! - `instance`: one tray per user; a second launch hands its arguments to the first.
 //! - `serve`: the channel's server: a second launch's arguments, the windows process's calls.
 //! - `pages`: what the pages may ask of the engine, one typed command each.
-//! - `windows`: the windows process, started on demand and told what to show.
+//! - `windows_process`: the windows process, started on demand and told what to show.
 //! - `tray`: the menu and its actions, drawn by a StatusNotifierItem on Linux (ksni) and by
 //!   tray-icon on macOS and Windows.
 //! - `links`: `cmux-tray://` links, and the scheme's registration.
@@ -26,7 +26,7 @@ mod links;
 mod pages;
 mod serve;
 mod tray;
-mod windows;
+mod windows_process;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,7 +43,7 @@ pub struct App {
     pub paths: Paths,
     /// This launch's secret: only a windows process that holds it may attach and call.
     pub key: ChannelKey,
-    pub windows: windows::Windows,
+    pub windows: windows_process::Windows,
     /// Where work started from the tray's own thread runs (tao's loop is not in the runtime).
     pub runtime: tokio::runtime::Handle,
     quit: CancellationToken,
@@ -96,7 +96,7 @@ async fn start(
     let engine = host.engine.clone();
     let app = Arc::new(App {
         engine: engine.clone(),
-        windows: windows::Windows::new(paths.channel(), key.clone()),
+        windows: windows_process::Windows::new(paths.channel(), key.clone()),
         key,
         paths: paths.clone(),
         runtime: tokio::runtime::Handle::current(),
@@ -104,7 +104,7 @@ async fn start(
         restart: AtomicBool::new(false),
     });
     if args.key_on_stdin
-        && let Some(starter) = windows::starting_windows_process()
+        && let Some(starter) = windows_process::starting_windows_process()
     {
         app.windows.started_by(starter);
     }
@@ -125,7 +125,7 @@ async fn start(
         loop {
             match events.recv().await {
                 Ok(EngineEvent::Clicked { notice }) => {
-                    windows::open_clicked(&for_events, &notice);
+                    windows_process::open_clicked(&for_events, &notice);
                     let _ = for_events.engine.revealed(&notice.key).await;
                 }
                 Ok(EngineEvent::Changed) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => for_events.windows.changed(),

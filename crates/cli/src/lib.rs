@@ -207,7 +207,7 @@ pub(crate) async fn send<R: MethodRequest>(paths: &Paths, request: &R) -> anyhow
 
 pub(crate) async fn send_within<R: MethodRequest>(paths: &Paths, request: &R, within: Duration) -> anyhow::Result<serde_json::Value> {
     let password = environment().remove("CMUX_SOCKET_PASSWORD").filter(|p| !p.is_empty());
-    local::request(&paths.socket(), R::METHOD.as_str(), request.params(), password.as_deref(), within).await.map_err(|e| match e {
+    local::request(&paths.socket(), request, password.as_deref(), within).await.map_err(|e| match e {
         local::RequestError::NoEngine { .. } => anyhow::Error::new(NoEngine(e.to_string())),
         other => anyhow::anyhow!("{other}"),
     })

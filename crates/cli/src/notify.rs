@@ -6,12 +6,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved, Undeliverable};
 use cmux_tray_engine::local::forwarded::FORWARDED_SOCKET;
+use cmux_tray_engine::local::requests::{Attach, CreateForCaller};
+use cmux_tray_engine::notice::local::LocalPost;
 use cmux_tray_engine::place::Place;
+use cmux_tray_engine::store::SessionShown;
 use cmux_tray_engine::terminal;
 
 /// What to post.
@@ -117,20 +120,18 @@ impl From<client::RequestError> for NotSent {
 pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &Post) -> Result<Value, NotSent> {
     let resolved = resolve(paths, &caller.env, overrides).map_err(NotSent::Other)?;
     let socket = resolved.deliverable().map_err(|why| NotSent::undeliverable(why, &paths.socket(), &paths.config_file))?;
-    let mut params = json!({
-        "title": post.title,
-        "subtitle": post.subtitle,
-        "body": post.body,
-        "preferred_workspace_id": resolved.workspace_id,
-        "preferred_surface_id": resolved.surface_id,
-        "caller_tty": crate::process::stdin_terminal(),
-        "prefer_tty": false,
-        "place": caller.place().await,
-    });
-    // Only when set: cmux's own socket knows no such field.
-    if post.needs_you {
-        params["needs_you"] = json!(true);
-    }
+    let request = CreateForCaller {
+        post: LocalPost {
+            title: post.title.clone(),
+            subtitle: post.subtitle.clone(),
+            body: post.body.clone(),
+            workspace_id: resolved.workspace_id.clone(),
+            surface_id: resolved.surface_id.clone(),
+            place: caller.place().await.cloned(),
+            needs_you: post.needs_you,
+        },
+        caller_tty: crate::process::stdin_terminal(),
+    };
     // A forwarded socket whose link is down (nothing listens behind it): wait for the link a
     // bounded time, then say it was not delivered. Only a connection refused before a byte went
     // out is tried again, so a notice is never sent twice.
@@ -142,7 +143,7 @@ pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &
     };
     let started = Instant::now();
     loop {
-        match client::request(socket, "notification.create_for_caller", params.clone(), caller.password(), resolved.timeout).await {
+        match client::request(socket, &request, caller.password(), resolved.timeout).await {
             Err(client::RequestError::NoEngine { .. }) if started.elapsed() < wait => {
                 tokio::time::sleep(LINK_RETRY).await;
             }
@@ -180,13 +181,11 @@ pub async fn attach(paths: &Paths, caller: &Caller, session_id: &str) -> Result<
     if place.is_none() && resolved.workspace_id.is_none() {
         return Err("this terminal is none the tray can bring forward (no tmux, kitty, WezTerm or X11 window found)".into());
     }
-    let params = json!({
-        "session_id": session_id,
-        "workspace_id": resolved.workspace_id,
-        "surface_id": resolved.surface_id,
-        "place": place,
-    });
-    client::request(socket, "session.attach", params, caller.password(), resolved.timeout).await.map(drop).map_err(|e| e.to_string())
+    let request = Attach {
+        session_id: session_id.to_string(),
+        shown: SessionShown { workspace_id: resolved.workspace_id.clone(), surface_id: resolved.surface_id.clone(), place: place.cloned() },
+    };
+    client::request(socket, &request, caller.password(), resolved.timeout).await.map(drop).map_err(|e| e.to_string())
 }
 
 /// The project a command ran in: the last part of its working directory.

@@ -367,9 +367,9 @@ async fn password_mode_with_right_and_wrong_passwords() {
     let r = v2.ask_json(json!({"id": 3, "method": "notification.create", "params": {"title": "in"}})).await;
     assert_eq!(r["ok"], true);
     // The client library authenticates first when given the password.
-    let ok = local::request(&s.socket, "system.ping", json!({}), Some("hunter2"), Duration::from_secs(2)).await;
+    let ok = local::request(&s.socket, &local::requests::Ping, Some("hunter2"), Duration::from_secs(2)).await;
     assert_eq!(ok.unwrap(), json!({"pong": true}));
-    let bad = local::request(&s.socket, "system.ping", json!({}), Some("x"), Duration::from_secs(2)).await;
+    let bad = local::request(&s.socket, &local::requests::Ping, Some("x"), Duration::from_secs(2)).await;
     assert!(bad.unwrap_err().to_string().contains("auth_failed"));
     s.stop.cancel();
 }
@@ -632,7 +632,9 @@ async fn a_client_sends_nothing_to_a_socket_another_user_serves() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let asked = cmux_tray_engine::local::client::request(&socket, "system.ping", json!({}), Some("s3cret"), Duration::from_secs(5)).await;
+    let asked =
+        cmux_tray_engine::local::client::request(&socket, &cmux_tray_engine::local::requests::Ping, Some("s3cret"), Duration::from_secs(5))
+            .await;
     let e = asked.unwrap_err().to_string();
     assert!(e.contains("served by another user"), "{e}");
     let out = fake.join().unwrap();

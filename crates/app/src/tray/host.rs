@@ -21,7 +21,7 @@ use crate::App;
 
 pub const WATCHER: &str = "org.kde.StatusNotifierWatcher";
 /// The accessibility bus's launcher (AT-SPI): a desktop session starts it at login, a screen
-/// reader needs it. The windows skip GTK's bridge to it when it is not there (windows.rs).
+/// reader needs it. The windows skip GTK's bridge to it when it is not there (windows_process.rs).
 const A11Y_BUS: &str = "org.a11y.Bus";
 const WATCHER_PATH: &str = "/StatusNotifierWatcher";
 

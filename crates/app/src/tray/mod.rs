@@ -99,12 +99,12 @@ impl Action {
                 app.clone().spawn(async move {
                     match engine.open_item(&item).await {
                         Ok(true) => {}
-                        Ok(false) => crate::windows::open_item(&app, &item), // nothing told yet: its card
+                        Ok(false) => crate::windows_process::open_item(&app, &item), // nothing told yet: its card
                         Err(e) => tracing::warn!("opening {item}: {e}"),
                     }
                 })
             }
-            Action::OpenNotice(key) => crate::windows::open_notice(app, key),
+            Action::OpenNotice(key) => crate::windows_process::open_notice(app, key),
             Action::ChooseTeam(team) => app.spawn(async move {
                 let chosen = match cmux_tray_engine::cloud::TeamId::parse(&team) {
                     Ok(id) => engine.choose_team(id).await.map_err(|e| e.to_string()),

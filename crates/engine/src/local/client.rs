@@ -17,6 +17,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+use super::protocol::Method;
+use super::requests::{Login, MethodRequest};
+
 /// A notice's own deadline when the config says nothing (or something not positive).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -203,7 +206,7 @@ impl From<&str> for RequestError {
 }
 
 /// Sends one v2 request (after `auth.login` when a password is given) and reads its reply.
-pub async fn request(path: &Path, method: &str, params: Value, password: Option<&str>, timeout: Duration) -> Result<Value, RequestError> {
+pub async fn request<R: MethodRequest>(path: &Path, request: &R, password: Option<&str>, timeout: Duration) -> Result<Value, RequestError> {
     let work = async {
         let stream = super::endpoint::connect(path).await.map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
@@ -213,7 +216,7 @@ pub async fn request(path: &Path, method: &str, params: Value, password: Option<
         })?;
         let (read, mut write) = tokio::io::split(stream);
         let mut lines = BufReader::new(read).lines();
-        let mut call = async |method: &str, params: Value| -> Result<Value, RequestError> {
+        let mut call = async |method: Method, params: Value| -> Result<Value, RequestError> {
             let line = json!({"id": 1, "method": method, "params": params}).to_string() + "\n";
             write.write_all(line.as_bytes()).await.map_err(|e| e.to_string())?;
             let reply = lines.next_line().await.map_err(|e| e.to_string())?.ok_or("the socket closed without a reply")?;
@@ -226,9 +229,9 @@ pub async fn request(path: &Path, method: &str, params: Value, password: Option<
             }
         };
         if let Some(password) = password {
-            call("auth.login", json!({"password": password})).await?;
+            call(Login::METHOD, Login { password: password.to_string().into() }.params()).await?;
         }
-        call(method, params).await
+        call(R::METHOD, request.params()).await
     };
     tokio::time::timeout(timeout, work)
         .await

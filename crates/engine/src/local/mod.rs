@@ -7,10 +7,11 @@
 //! - [`endpoint`]: the platform's socket: bind, the peer check, connect (one file per platform).
 //! - [`server`]: password mode, limits, one task per connection; what a client pipelined is
 //!   read and answered together.
-//! - [`methods`]: each command and method, done through the engine; a batch's notices in one
-//!   commit.
-//! - [`requests`]: one type per method `cmux-tray` sends, shared by the client and the server,
-//!   each parsed and applied in a file of its own.
+//! - [`methods`]: each line to its request's type, by the command or method it names; a
+//!   batch's notices in one commit.
+//! - [`requests`]: one type per method, shared by the client and the server, each parsed and
+//!   applied in a file of its own.
+//! - [`conn`]: what a connection knows about itself (authorised, password, forwarded).
 //! - [`replies`]: a batch's answers written in order, together while small.
 //! - [`forwarded`]: a connection an ssh client forwards from another machine: its host, and
 //!   the local terminal running that ssh for the click.
@@ -19,6 +20,7 @@
 //! Never trusts a peer it has not checked.
 
 pub mod client;
+pub mod conn;
 pub mod endpoint;
 pub mod forwarded;
 pub mod methods;

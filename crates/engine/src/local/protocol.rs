@@ -131,6 +131,23 @@ pub fn rejected_line(r: &Rejected) -> String {
 }
 
 crate::words::text_enum! {
+    /// A v1 command (docs/local-socket.md, "v1"), declared once: the dispatch matches on it.
+    pub enum Command {
+        /// The password, in password mode before anything else.
+        Auth = "auth",
+        Ping = "ping",
+        /// A notice: `title|subtitle|body` (saved with its batch).
+        Notify = "notify",
+        /// Ours: as `notify`, for a sender that waits for the person.
+        NotifyNeedsYou = "notify_needs_you",
+        /// A notice with its cmux workspace and surface.
+        NotifyTarget = "notify_target",
+        ListNotifications = "list_notifications",
+        ClearNotifications = "clear_notifications",
+    }
+}
+
+crate::words::text_enum! {
     /// A v2 method (docs/local-socket.md), declared once: the dispatch matches on it and
     /// `system.capabilities` lists it, in this order.
     pub enum Method {

@@ -16,9 +16,10 @@ use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::conn::Conn;
 use super::endpoint::{self, Accepted, Listener};
 use super::forwarded::{self, Forwarded};
-use super::methods::{self, Conn};
+use super::methods;
 use super::replies::{Replies, WRITE_TIMEOUT};
 use crate::engine::Engine;
 

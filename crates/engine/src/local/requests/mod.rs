@@ -1,8 +1,8 @@
-//! One request type per method the command line sends, shared by the client (`cmux-tray`) and
-//! the server, one file each (as mini-redis's `cmd/`): `parse` reads it from the params a client
-//! sent, `apply` does it through the engine, `params` writes it for the client to send. The
-//! methods only other clients send (cmux's notices, `session.attach`, `surface.focus` …) are
-//! answered in `local/methods.rs`.
+//! One request type per socket method, shared by the client (`cmux-tray`) and the server, one
+//! file each (as mini-redis's `cmd/`): `parse` reads it from the params a client sent (and
+//! `parse_v1` from a v1 command's text, where one means the same), `apply` does it through the
+//! engine and gives the reply, `params` writes it for the client to send. `local/methods.rs`
+//! picks the type by the [`Method`] or [`Command`](super::protocol::Command) a line names.
 
 /// A request sent without params (`{}`), whatever params it is sent with.
 macro_rules! without_params {
@@ -21,28 +21,52 @@ macro_rules! without_params {
     };
 }
 
+mod attach;
 mod cancel;
+mod capabilities;
+mod clear;
+pub mod create;
+mod create_for_caller;
 mod device_start;
 mod device_wait;
+mod focus;
 mod follow;
+pub mod list;
+mod login;
+mod mark_all_read;
+mod mark_read;
 pub mod params;
 mod pause;
+mod ping;
 mod reload;
 mod resume;
 mod sign_in_token;
 mod sign_out;
 mod tray_status;
+mod tray_view;
 
+pub use attach::Attach;
 pub use cancel::Cancel;
+pub use capabilities::Capabilities;
+pub use clear::Clear;
+pub use create::Create;
+pub use create_for_caller::CreateForCaller;
 pub use device_start::DeviceStart;
 pub use device_wait::DeviceWait;
+pub use focus::Focus;
 pub use follow::Follow;
+pub use list::List;
+pub use login::{LoggedIn, Login};
+pub use mark_all_read::MarkAllRead;
+pub use mark_read::MarkRead;
 pub use pause::Pause;
+pub use ping::Ping;
 pub use reload::Reload;
 pub use resume::Resume;
 pub use sign_in_token::SignInToken;
 pub use sign_out::SignOut;
 pub use tray_status::GetStatus;
+pub use tray_view::GetTrayView;
 
 use serde_json::Value;
 
@@ -81,6 +105,32 @@ mod tests {
         same(DeviceStart);
         same(Reload);
         same(GetStatus);
+        same(Ping);
+        same(Capabilities);
+        same(Clear);
+        same(GetTrayView);
+        same(MarkAllRead);
+        same(List { limit: 20 });
+        same(MarkRead::All);
+        same(MarkRead::One("4F1C".into()));
+        same(Focus { workspace_id: "ws".into(), surface_id: Some("sf".into()), focused: true });
+        same(Attach {
+            session_id: "4f1c-22aa".into(),
+            shown: crate::store::SessionShown { workspace_id: Some("ws".into()), surface_id: None, place: None },
+        });
+        let post = crate::notice::local::LocalPost {
+            title: "t".into(),
+            subtitle: "s".into(),
+            body: "b".into(),
+            workspace_id: Some("ws".into()),
+            surface_id: Some("sf".into()),
+            place: None,
+            needs_you: true,
+        };
+        same(Create { post: post.clone() });
+        same(CreateForCaller { post, caller_tty: Some("/dev/pts/3".into()) });
+        let login = Login::parse(&Login { password: "hunter2".to_string().into() }.params()).unwrap();
+        assert_eq!(secrecy::ExposeSecret::expose_secret(&login.password), "hunter2");
         let token = SignInToken { access_token: "t0k".to_string().into(), team: None };
         let read = SignInToken::parse(&token.params()).unwrap();
         assert_eq!(secrecy::ExposeSecret::expose_secret(&read.access_token), "t0k");
