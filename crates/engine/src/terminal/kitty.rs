@@ -1,13 +1,13 @@
 //! kitty: a window is brought forward with `kitty @ focus-window --match id:N` on the socket its
 //! shell was given (`KITTY_LISTEN_ON`; kitty needs `allow_remote_control` and `listen_on`), and
 //! is looked at when `kitty @ ls` says it is the focused window of the focused tab of a focused
-//! OS window. Under sway the compositor says whether the OS window has the focus (kitty hears it
+//! OS window. Under sway or Hyprland the compositor says whether the OS window has the focus (kitty hears it
 //! only through keyboard focus) and raises it, found from the window's shell process.
 
 use serde_json::Value;
 
+use super::compositor::Compositor;
 use super::process::{ToolError, run};
-use super::sway;
 use super::{Outcome, RevealError};
 use crate::place::KittyWindow;
 
@@ -67,18 +67,18 @@ pub async fn reveal(w: &KittyWindow, env: &[(&str, &str)]) -> Result<Outcome, Re
         return Err(RevealError::Gone(format!("kitty window {} is closed", w.window)));
     };
     kitty(w, &["focus-window", "--match", &format!("id:{}", w.window)], env).await.map_err(|e| RevealError::Failed(e.to_string()))?;
-    // Under sway the OS window is raised by the compositor; elsewhere kitty's X11 window is the
-    // one the notice named.
-    Ok(Outcome { raise_pid: sway::socket().and(listed.pid), note: None })
+    // Under sway or Hyprland the OS window is raised by the compositor; elsewhere kitty's X11
+    // window is the one the notice named.
+    Ok(Outcome { raise_pid: Compositor::of_session().and(listed.pid), note: None })
 }
 
 /// `Some(true)` when the window has the focus; `None` when kitty cannot be asked.
 pub async fn looked_at(w: &KittyWindow) -> Option<bool> {
     let ls = list(w).await.inspect_err(|e| tracing::debug!("kitty at {} not asked: {e}", w.socket)).ok()?;
     let Some(listed) = find(&ls, w.window) else { return Some(false) };
-    match (sway::socket(), listed.pid) {
-        (Some(socket), Some(pid)) if listed.current => {
-            sway::shows_focused(&socket, &[pid]).await.inspect_err(|e| tracing::debug!("sway not asked: {e}")).ok()
+    match (Compositor::of_session(), listed.pid) {
+        (Some(compositor), Some(pid)) if listed.current => {
+            compositor.shows_focused(&[pid]).await.inspect_err(|e| tracing::debug!("the compositor not asked: {e}")).ok()
         }
         _ => Some(listed.focused()),
     }

@@ -4,12 +4,15 @@
 //! One seam, [`Terminals`], with the system's own implementation ([`System`]) built from one
 //! adapter per terminal layer, innermost first: `tmux` (a pane in a server), `kitty` (a window,
 //! over its remote control), `wezterm` (a pane, over `wezterm cli`), then `x11` (the terminal's
-//! top-level window, through the window manager), or under sway (Wayland) `sway`, its IPC.
+//! top-level window, through the window manager), or on Wayland `compositor`: sway's IPC
+//! (`sway`) or Hyprland's (`hyprland`).
 //! `crate::place` is the checked record of where, and `process` what the adapters share (a
 //! process's ancestors, running a terminal's own tool), `trust` whose servers the tools may speak
 //! to and `confine` what the tools may do.
 
+pub mod compositor;
 mod confine;
+pub mod hyprland;
 pub mod kitty;
 pub mod process;
 pub mod remote;
@@ -22,6 +25,7 @@ pub mod x11;
 use std::collections::BTreeMap;
 
 use crate::place::{self, Place};
+use compositor::Compositor;
 
 use crate::lock::Locked;
 use futures_util::future::BoxFuture;
@@ -83,9 +87,10 @@ async fn reveal(place: &Place, activation: Option<&str>) -> Result<(), RevealErr
     if let Some(note) = inner.as_ref().and_then(|o| o.note.as_deref()) {
         tracing::info!("{note}");
     }
-    // Under sway (Wayland, its Xwayland windows too) sway focuses the switched client's window.
-    if let (Some(pid), Some(socket)) = (inner.as_ref().and_then(|o| o.raise_pid), sway::socket()) {
-        if let Err(e) = sway::focus(&socket, pid).await {
+    // Under sway or Hyprland (Wayland, their Xwayland windows too) the compositor focuses the
+    // switched client's window.
+    if let (Some(pid), Some(compositor)) = (inner.as_ref().and_then(|o| o.raise_pid), Compositor::of_session()) {
+        if let Err(e) = compositor.focus(pid).await {
             tracing::info!("the pane is current; its window was not raised: {e}");
         }
         return Ok(());
@@ -128,8 +133,8 @@ async fn looked_at(place: &Place) -> Option<bool> {
         return Some(false);
     }
     // A client shows the pane: it is looked at when that client's terminal window has the focus.
-    if let Some(socket) = sway::socket() {
-        return sway::shows_focused(&socket, &clients).await.ok();
+    if let Some(compositor) = Compositor::of_session() {
+        return compositor.shows_focused(&clients).await.ok();
     }
     let display = x11::display_for(place.x11.as_ref())?;
     let active = x11::active_window(display.clone()).await.ok()??;
