@@ -40,9 +40,13 @@ mod tests {
     /// What the declaration says applies when a `[notify]` key is not set is what the client uses.
     #[test]
     fn the_declared_client_defaults_are_the_clients() {
-        use crate::local::client::{DEFAULT_LINK_WAIT, DEFAULT_TIMEOUT};
+        use crate::local::client::{DEFAULT_LINK_WAIT, DEFAULT_TIMEOUT, DEFAULT_WRAP_THRESHOLD};
         use crate::setting_keys::Key;
-        for (key, default) in [(Key::NotifyTimeout, DEFAULT_TIMEOUT), (Key::NotifyLinkWait, DEFAULT_LINK_WAIT)] {
+        for (key, default) in [
+            (Key::NotifyTimeout, DEFAULT_TIMEOUT),
+            (Key::NotifyWrapThreshold, DEFAULT_WRAP_THRESHOLD),
+            (Key::NotifyLinkWait, DEFAULT_LINK_WAIT),
+        ] {
             let said = default.as_secs().to_string();
             assert!(matches!(key.setting().unset, Unset::Is(t) if t == said), "{key}: {:?}, the client's {said}", key.setting().unset);
         }

@@ -42,6 +42,10 @@ pub struct NotifyConfig {
     pub link_wait: Option<f64>,
 }
 
+/// How long a wrapped command must run before its end is a notice, when neither `--threshold`
+/// nor `[notify] wrap_threshold` says.
+pub const DEFAULT_WRAP_THRESHOLD: Duration = Duration::from_secs(10);
+
 /// How long a notice waits for a forwarded socket's link when `[notify] link_wait` says nothing.
 pub const DEFAULT_LINK_WAIT: Duration = Duration::from_secs(30);
 
