@@ -69,6 +69,13 @@ fn quiet_hours_drawn_in_the_editor_are_kept_and_hold_a_banner_and_switches_apply
     assert_eq!(config_get(&home, "delivery.runs.sound"), "false");
     assert!(!wd.exists("button[id^=save-]"), "no Save button anywhere");
 
+    // `delivery.remote_tmux` is a switch too, labelled as docs/configuration.md's table says.
+    let label = text_until(&wd, r#"label[for="delivery.remote_tmux"]"#, "the remote tmux switch", |t| !t.is_empty());
+    assert!(label.starts_with("Over cmux-tray ssh: a click selects the remote tmux pane"), "{label}");
+    assert_eq!(config_get(&home, "delivery.remote_tmux"), "false");
+    wd.click(&wd.find(&css("delivery.remote_tmux")));
+    wait_until("the remote tmux switch applied", LIMIT, || config_get(&home, "delivery.remote_tmux") == "true");
+
     // A bad number is refused beside its control with `config set`'s words; the file keeps the good one.
     let count = wd.find(&css("delivery.coalesce_count"));
     wd.type_into(&count, "0");
@@ -378,8 +385,16 @@ fn in_a_german_session_the_windows_speak_german_and_pass_the_same_audit() {
     assert!(found.is_empty(), "serious or critical accessibility violations:\n{}", found.join("\n"));
     let [(settings_lang, settings), (history_lang, history), (signin_lang, signin)] = &pages[..] else { panic!("{pages:?}") };
     assert_eq!([settings_lang, history_lang, signin_lang], ["de", "de", "de"]);
-    for word in ["Konto", "Benachrichtigungen", "Ruhezeiten", "Zeitfenster hinzufügen", "Allgemein", "Sprache", "Bei der Anmeldung öffnen"]
-    {
+    for word in [
+        "Konto",
+        "Benachrichtigungen",
+        "Ruhezeiten",
+        "Zeitfenster hinzufügen",
+        "Allgemein",
+        "Sprache",
+        "Bei der Anmeldung öffnen",
+        "Über cmux-tray ssh: ein Klick wählt den tmux-Bereich",
+    ] {
         assert!(settings.contains(word), "settings says {word:?}: {settings}");
     }
     for word in ["Verlauf", "Verfolgt", "Meldungen", "Alle als gelesen markieren", "Läuft seit", "Run abgeschlossen"] {

@@ -6,6 +6,7 @@
 use cmux_tray_channel::Call;
 use cmux_tray_engine::lang::say;
 use cmux_tray_engine::notice::Item;
+use cmux_tray_engine::setting_keys::Key;
 use serde_json::{Value, json};
 
 use crate::App;
@@ -37,7 +38,7 @@ pub async fn run(app: &App, call: Call) -> Result<Value, String> {
         Call::TimeZones {} => to_value(settings::time_zones()),
         Call::SetSetting { key, value } => set_setting(app, &key, &value),
         Call::SetQuietWindows { windows } => {
-            set_setting(app, "delivery.quiet_hours.windows", &settings::windows_value(&windows).map_err(failed)?)
+            set_setting(app, Key::QuietWindows.as_str(), &settings::windows_value(&windows).map_err(failed)?)
         }
         Call::Pause { how } => {
             to_value(engine.pause(cmux_tray_engine::policy::pause_until(how, &jiff::Zoned::now()).map_err(failed)?).map_err(failed)?)
@@ -128,7 +129,7 @@ fn set_setting(app: &App, key: &str, value: &str) -> Result<Value, String> {
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Connection {
-    key: &'static str,
+    key: Key,
     about: String,
     /// As the config file says (empty: the default).
     value: String,
@@ -149,34 +150,29 @@ fn languages(app: &App) -> Value {
     let lang = app.engine.lang();
     let mut choices = vec![json!({ "code": "", "label": say!(lang, "language-system", language = system.own_name()) })];
     choices.extend(Language::ALL.iter().map(|l| json!({ "code": l.as_str(), "label": l.own_name() })));
-    let chosen = cmux_tray_engine::config::get_in_file(&app.paths.config_file, "general.language").unwrap_or_default();
-    json!({ "chosen": chosen, "choices": choices })
+    let chosen = cmux_tray_engine::config::get_in_file(&app.paths.config_file, Key::Language.as_str()).unwrap_or_default();
+    json!({ "key": Key::Language, "chosen": chosen, "choices": choices })
 }
 
-/// The connection's settings: each with its label in the person's language.
+/// The settings the declaration places under "Advanced", each with its label in the person's
+/// language.
 fn connection(app: &App) -> Vec<Connection> {
-    use cmux_tray_engine::config;
+    use cmux_tray_engine::setting_keys::{Place, SETTINGS};
     let lang = app.engine.lang();
-    config::EDITABLE
+    SETTINGS
         .iter()
-        .filter(|(key, _)| *key != "general.language")
-        .map(|(key, _)| {
-            let about = match *key {
-                "cloud.api_url" => say!(lang, "connection-api-url"),
-                "cloud.auth_url" => say!(lang, "connection-auth-url"),
-                "cloud.proxy" => say!(lang, "connection-proxy"),
-                "local.socket_path" => say!(lang, "connection-socket-path"),
-                "updates.feed" => say!(lang, "connection-updates-feed"),
-                other => other.to_string(),
-            };
-            let in_force = match *key {
-                "cloud.api_url" => app.engine.api_url().trim_end_matches('/').to_string(),
-                "cloud.auth_url" => app.engine.auth_url().trim_end_matches('/').to_string(),
-                "cloud.proxy" => app.engine.cloud_route(),
-                "local.socket_path" => app.paths.socket().display().to_string(),
+        .filter(|s| s.place == Place::Advanced)
+        .map(|s| {
+            let key = s.key;
+            let about = s.label.map(|id| lang.say(id, None)).unwrap_or_else(|| key.to_string());
+            let in_force = match key {
+                Key::ApiUrl => app.engine.api_url().trim_end_matches('/').to_string(),
+                Key::AuthUrl => app.engine.auth_url().trim_end_matches('/').to_string(),
+                Key::Proxy => app.engine.cloud_route(),
+                Key::SocketPath => app.paths.socket().display().to_string(),
                 _ => String::new(),
             };
-            let value = config::get_in_file(&app.paths.config_file, key).unwrap_or_default();
+            let value = cmux_tray_engine::config::get_in_file(&app.paths.config_file, key.as_str()).unwrap_or_default();
             Connection { key, about, value, in_force }
         })
         .collect()

@@ -13,7 +13,7 @@ use cmux_tray_engine::local::requests::Reload;
 
 pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
     use cmux_tray_engine::config;
-    use cmux_tray_engine::policy::delivery_settings as delivery;
+    use cmux_tray_engine::setting_keys::{self, Key, Reader};
     match action {
         ConfigAction::Get { key: Some(key), json } => {
             let value = config::get_in_file(&paths.config_file, &key).map_err(|e| anyhow::anyhow!(e))?;
@@ -25,10 +25,7 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
             Ok(())
         }
         ConfigAction::Get { key: None, json: as_json } => {
-            let keys = delivery::keys()
-                .chain(config::EDITABLE.iter().map(|(k, _)| *k))
-                .chain(config::NOTIFY.iter().map(|(k, _, _)| *k))
-                .chain([config::LOCAL_PASSWORD]);
+            let keys = setting_keys::settable().map(Key::as_str);
             let mut all = serde_json::Map::new();
             for k in keys {
                 let value = config::get_in_file(&paths.config_file, k).map_err(|e| anyhow::anyhow!(e))?;
@@ -44,7 +41,7 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
         }
         ConfigAction::Set { key, value } => {
             config::set_in_file(&paths.config_file, &key, &value).map_err(|e| anyhow::anyhow!(e))?;
-            if !key.starts_with("delivery.") {
+            if Key::parse(&key).map(|k| k.setting().reader) != Some(Reader::Delivery) {
                 println!("{key} = {value} (applies when cmux-tray starts again)");
                 return Ok(());
             }
@@ -62,23 +59,17 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
 /// A value as `config get` prints it, as JSON of its kind: booleans, numbers (seconds may have a
 /// fraction), the quiet-hours windows as a list; a time zone, a URL or a path as a string.
 fn typed(key: &str, text: &str) -> serde_json::Value {
-    use cmux_tray_engine::policy::delivery_settings::{ValueKind, kind_of};
+    use cmux_tray_engine::setting_keys::{Key, Kind, Reader};
+    let Some(setting) = Key::parse(key).map(Key::setting) else { return text.into() };
     let number = || serde_json::from_str::<serde_json::Number>(text).map(serde_json::Value::Number).ok();
-    use cmux_tray_engine::config::{NotifyKind, notify_kind};
-    if text.is_empty() && notify_kind(key).is_some() {
+    if text.is_empty() && setting.reader == Reader::Notify {
         return serde_json::Value::Null; // not set: the default applies
     }
-    let typed = match notify_kind(key) {
-        Some(NotifyKind::Bool) => return text.parse::<bool>().map_or_else(|_| text.into(), serde_json::Value::Bool),
-        Some(NotifyKind::Seconds) => return number().unwrap_or_else(|| text.into()),
-        Some(NotifyKind::Text) => return text.into(),
-        None => kind_of(key),
-    };
-    let typed = match typed {
-        Some(ValueKind::Bool) => text.parse::<bool>().ok().map(serde_json::Value::Bool),
-        Some(ValueKind::Seconds | ValueKind::Count | ValueKind::Days) => number(),
-        Some(ValueKind::Windows) => Some(text.split(';').map(str::trim).filter(|w| !w.is_empty()).collect::<Vec<_>>().into()),
-        Some(ValueKind::TimeZone) | None => None,
+    let typed = match setting.kind {
+        Kind::Bool => text.parse::<bool>().ok().map(serde_json::Value::Bool),
+        Kind::Seconds { .. } | Kind::Count { .. } | Kind::Days { .. } => number(),
+        Kind::Windows => Some(text.split(';').map(str::trim).filter(|w| !w.is_empty()).collect::<Vec<_>>().into()),
+        _ => None,
     };
     typed.unwrap_or_else(|| text.into())
 }

@@ -35,12 +35,8 @@ const PAUSES: &[&str] = &["1h", "30m", "1h30m", "2h", "tomorrow", "indefinitely"
 /// `config set`, the pauses after `pause`. Only for what is generated: the parser itself takes
 /// any key (an unknown one is told with the list) and any duration ("90 minutes").
 fn with_candidates(command: clap::Command) -> clap::Command {
-    use cmux_tray_engine::{config, policy::delivery_settings as delivery};
-    let keys: Vec<&'static str> = delivery::keys()
-        .chain(config::EDITABLE.iter().map(|(k, _)| *k))
-        .chain(config::NOTIFY.iter().map(|(k, _, _)| *k))
-        .chain([config::LOCAL_PASSWORD])
-        .collect();
+    use cmux_tray_engine::setting_keys::{self, Key};
+    let keys: Vec<&'static str> = setting_keys::settable().map(Key::as_str).collect();
     let key = |a: clap::Arg| a.value_parser(clap::builder::PossibleValuesParser::new(keys.clone()));
     command
         .mut_subcommand("config", |c| c.mut_subcommand("get", |g| g.mut_arg("key", key)).mut_subcommand("set", |s| s.mut_arg("key", key)))

@@ -102,7 +102,7 @@ pub(crate) fn wrap_main(cli: Cli) -> ExitCode {
         let threshold = threshold
             .or_else(|| paths.as_ref().and_then(|p| notify_config(p).wrap_threshold))
             .filter(|t: &f64| t.is_finite() && *t >= 0.0)
-            .unwrap_or(10.0);
+            .unwrap_or(cmux_tray_engine::local::client::DEFAULT_WRAP_THRESHOLD.as_secs_f64());
         let caller = notify::Caller::new(environment());
         if let (Some(session), Some(paths)) = (&session, &paths)
             && let Err(why) = notify::attach(paths, &caller, session).await

@@ -190,6 +190,7 @@ setting-coalesce-window = Sekunden, über die eine Häufung gezählt wird
 setting-history-days = Tage, die der Verlauf eine Meldung behält
 setting-quiet = Ruhezeiten
 setting-breaks-through = „Braucht dich“ kommt trotzdem durch
+setting-remote-tmux = Über cmux-tray ssh: ein Klick wählt den tmux-Bereich auf dem anderen Rechner, und solange du ihn ansiehst, kommt kein Banner
 language-system = Die des Systems ({ $language })
 
 ## Anmeldung

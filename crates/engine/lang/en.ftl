@@ -194,6 +194,7 @@ setting-coalesce-window = Seconds a burst is counted over
 setting-history-days = Days the history keeps a notice
 setting-quiet = Quiet hours
 setting-breaks-through = “Needs you” breaks through
+setting-remote-tmux = Over cmux-tray ssh: a click selects the remote tmux pane, and no banner shows while you look at it
 language-system = The system's ({ $language })
 
 ## Sign-in (view/signin.rs).

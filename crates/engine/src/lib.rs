@@ -26,6 +26,8 @@
 //!   dates in the person's locale (ICU4X).
 //! - [`status`]: what `status` shows, filled by the engine, read by the views and the CLI.
 //! - [`secrets`]: the refresh token in the OS keyring, or a visible file fallback.
+//! - [`setting_keys`]: every setting declared once (key, kind, bounds, label, reader), read by
+//!   the config file's readers, `config get|set`, the settings window and the docs' table.
 //! - [`config`], [`clock`]: settings and directories; the one seam for wall-clock time.
 //! - [`lock`]: the one way a mutex is taken.
 //! - [`private`]: folders 0700 and files 0600 from the moment they exist; no secret in a child.
@@ -51,6 +53,7 @@ pub mod policy;
 pub mod private;
 pub mod reveal;
 pub mod secrets;
+pub mod setting_keys;
 pub mod status;
 pub mod store;
 pub mod terminal;

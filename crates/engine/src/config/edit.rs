@@ -9,118 +9,92 @@ use std::path::Path;
 
 use super::Settings;
 use crate::policy::delivery_settings as delivery;
-
-/// The keys outside `[delivery]` that can be set, and what each is. An empty value removes the
-/// key (its default again). The team is chosen per account (the settings window, the engine),
-/// not here.
-pub const EDITABLE: &[(&str, &str)] = &[
-    ("cloud.api_url", "the cloud API's origin (staging: https://cloud-api-staging.cmux.dev)"),
-    ("cloud.auth_url", "the sign-in origin"),
-    ("cloud.proxy", "the proxy to the cloud (http://host:port, socks5://host:port), or none; empty: the environment's"),
-    ("local.socket_path", "where the local socket lives (an absolute path)"),
-    ("updates.feed", "a release feed asked once a day for a newer version (an https URL); empty: no check"),
-    ("general.language", "the language of the tray, the windows and the banners (en, de); empty: the system's"),
-];
-
-/// `[local] password`: set like the keys of [`EDITABLE`], never printed (`config get` says
-/// [`HIDDEN`]), and not in the settings window.
-pub const LOCAL_PASSWORD: &str = "local.password";
-
-/// The `[notify]` keys (where `notify`, `wrap` and `hook` send: docs/local-socket.md, the client
-/// side) and the kind of value each takes. An empty value removes the key.
-pub const NOTIFY: &[(&str, NotifyKind, &str)] = &[
-    ("notify.enabled", NotifyKind::Bool, "send notices: true, false (beats everything), empty: a socket decides"),
-    ("notify.socket_path", NotifyKind::Text, "the socket to send to when the environment names none"),
-    ("notify.surface_id", NotifyKind::Text, "the surface a notice belongs to when CMUX_SURFACE_ID is not set"),
-    ("notify.workspace_id", NotifyKind::Text, "the workspace a notice belongs to when CMUX_WORKSPACE_ID is not set"),
-    ("notify.timeout", NotifyKind::Seconds, "seconds a notice may take to be sent (default 2)"),
-    ("notify.wrap_threshold", NotifyKind::Seconds, "seconds a wrapped command must run before its end is a notice (default 10)"),
-    ("notify.idle_reminders", NotifyKind::Bool, "Claude Code's idle reminders as notices (default false)"),
-    ("notify.link_wait", NotifyKind::Seconds, "seconds a notice waits for a forwarded socket's ssh link to come back (default 30)"),
-];
-
-/// What a `[notify]` key takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotifyKind {
-    Bool,
-    Text,
-    Seconds,
-}
-
-/// The kind of a `[notify]` key, if it is one.
-pub fn notify_kind(key: &str) -> Option<NotifyKind> {
-    NOTIFY.iter().find(|(k, _, _)| *k == key).map(|(_, kind, _)| *kind)
-}
+use crate::setting_keys::{self, Key, Kind, Reader};
 
 /// What `config get` shows for a key that is set but never printed.
 pub const HIDDEN: &str = "(set, not shown)";
 
 /// A `[notify]` value from the command line, as the file will hold it.
-fn notify_value(key: &str, kind: NotifyKind, text: &str) -> Result<toml::Value, String> {
+fn notify_value(key: Key, text: &str) -> Result<toml::Value, String> {
     let t = text.trim();
-    match kind {
-        NotifyKind::Text => Ok(toml::Value::String(t.into())),
-        NotifyKind::Bool => match t.to_ascii_lowercase().as_str() {
+    match key.setting().kind {
+        Kind::Bool => match t.to_ascii_lowercase().as_str() {
             "true" | "on" | "yes" | "1" => Ok(toml::Value::Boolean(true)),
             "false" | "off" | "no" | "0" => Ok(toml::Value::Boolean(false)),
             _ => Err(format!("{key} = {text:?}: expected true or false")),
         },
-        NotifyKind::Seconds => match (t.parse::<i64>(), t.parse::<f64>()) {
+        Kind::Seconds { .. } => match (t.parse::<i64>(), t.parse::<f64>()) {
             (Ok(n), _) => Ok(toml::Value::Integer(n)),
             (_, Ok(f)) => Ok(toml::Value::Float(f)),
             _ => Err(format!("{key} = {text:?}: expected seconds (a number)")),
         },
+        _ => Ok(toml::Value::String(t.into())),
     }
 }
 
-/// The value in force for `key`: a `[delivery]` key, or one of [`EDITABLE`] (as the file says,
-/// without the environment).
+/// The key `config get|set` was given, if it takes it.
+fn settable(key: &str) -> Result<Key, String> {
+    Key::parse(key).filter(|k| k.setting().settable).ok_or_else(|| unknown(key))
+}
+
+/// The value in force for `key` as the file says it, without the environment: a `[notify]`
+/// key not set is empty (its default applies), `[local] password` is never printed.
 pub fn get_in_file(path: &Path, key: &str) -> Result<String, String> {
+    let key = settable(key)?;
     let text = read(path)?;
-    if key.starts_with("delivery.") {
-        let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
-        let (settings, _) =
-            delivery::parse(table.get("delivery").and_then(|d| d.as_table())).map_err(|e| format!("{}: {e}", path.display()))?;
-        return delivery::get(&settings, key).ok_or_else(|| unknown(key));
-    }
-    if let Some(kind) = notify_kind(key) {
-        let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
-        let name = key.trim_start_matches("notify.");
-        let value = table.get("notify").and_then(|n| n.get(name));
-        return Ok(match (value, kind) {
-            (None, _) => String::new(),
-            (Some(toml::Value::String(s)), _) => s.clone(),
-            (Some(v), _) => v.to_string(),
-        });
+    let not_toml = |e: toml::de::Error| format!("{}: not valid TOML: {e}", path.display());
+    match key.setting().reader {
+        Reader::Delivery => {
+            let table: toml::Table = text.parse().map_err(not_toml)?;
+            let (settings, _) = delivery::parse(table.get(delivery::DELIVERY).and_then(|d| d.as_table()))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            return delivery::get(&settings, key).ok_or_else(|| unknown(key.as_str()));
+        }
+        Reader::Notify => {
+            let table: toml::Table = text.parse().map_err(not_toml)?;
+            let (section, name) = key.split();
+            return Ok(match table.get(section).and_then(|n| n.get(name)) {
+                None => String::new(),
+                Some(toml::Value::String(s)) => s.clone(),
+                Some(v) => v.to_string(),
+            });
+        }
+        Reader::Engine => {}
     }
     let s = Settings::from_text(path, &text).map_err(|e| e.to_string())?;
-    match key {
-        LOCAL_PASSWORD => Ok(if s.socket_password.is_some() { HIDDEN.into() } else { String::new() }),
-        "cloud.api_url" => Ok(s.api_url),
-        "cloud.auth_url" => Ok(s.auth_url),
-        "cloud.proxy" => Ok(proxy_in_file(&text)),
-        "local.socket_path" => Ok(s.socket_path.map(|p| p.display().to_string()).unwrap_or_default()),
-        "updates.feed" => Ok(s.update_feed.unwrap_or_default()),
-        "general.language" => Ok(s.language.map(|l| l.as_str().to_string()).unwrap_or_default()),
-        _ => Err(unknown(key)),
-    }
+    Ok(match key {
+        Key::Password => {
+            if s.socket_password.is_some() {
+                HIDDEN.into()
+            } else {
+                String::new()
+            }
+        }
+        Key::ApiUrl => s.api_url,
+        Key::AuthUrl => s.auth_url,
+        Key::Proxy => proxy_in_file(&text),
+        Key::SocketPath => s.socket_path.map(|p| p.display().to_string()).unwrap_or_default(),
+        Key::UpdateFeed => s.update_feed.unwrap_or_default(),
+        Key::Language => s.language.map(|l| l.as_str().to_string()).unwrap_or_default(),
+        other => return Err(unknown(other.as_str())),
+    })
 }
 
 /// Changes one key in the config file (see the module's doc).
 pub fn set_in_file(path: &Path, key: &str, text: &str) -> Result<(), String> {
-    let value = if key.starts_with("delivery.") {
-        Some(delivery::value_for(key, text).map_err(|e| e.to_string())?)
-    } else if let Some(kind) = notify_kind(key) {
-        (!text.trim().is_empty()).then(|| notify_value(key, kind, text)).transpose()?
-    } else if EDITABLE.iter().any(|(k, _)| *k == key) || key == LOCAL_PASSWORD {
-        let text = text.trim();
-        (!text.is_empty()).then(|| toml::Value::String(text.into()))
-    } else {
-        return Err(unknown(key));
+    let key = settable(key)?;
+    let reader = key.setting().reader;
+    let value = match reader {
+        Reader::Delivery => Some(delivery::value_for(key, text).map_err(|e| e.to_string())?),
+        Reader::Notify => (!text.trim().is_empty()).then(|| notify_value(key, text)).transpose()?,
+        Reader::Engine => {
+            let text = text.trim();
+            (!text.is_empty()).then(|| toml::Value::String(text.into()))
+        }
     };
     let old = read(path)?;
     let mut doc: toml_edit::DocumentMut = old.parse().map_err(|e| format!("{}: not valid TOML, not changed: {e}", path.display()))?;
-    let parts: Vec<&str> = key.split('.').collect();
+    let parts: Vec<&str> = key.as_str().split('.').collect();
     let (last, tables) = parts.split_last().expect("keys have a dot");
     let mut table = doc.as_table_mut();
     for name in tables {
@@ -142,18 +116,18 @@ pub fn set_in_file(path: &Path, key: &str, text: &str) -> Result<(), String> {
         }
         None => drop(table.remove(last)),
     }
-    if key.starts_with("delivery.")
-        && doc.get("delivery").and_then(|d| d.get("schema")).is_none()
-        && let Some(d) = doc.get_mut("delivery").and_then(|d| d.as_table_mut())
+    if reader == Reader::Delivery
+        && doc.get(delivery::DELIVERY).and_then(|d| d.get(delivery::SCHEMA_KEY)).is_none()
+        && let Some(d) = doc.get_mut(delivery::DELIVERY).and_then(|d| d.as_table_mut())
     {
-        d.insert("schema", toml_edit::value(delivery::SCHEMA));
-        d.sort_values_by(|a, _, b, _| (a.get() != "schema").cmp(&(b.get() != "schema")));
+        d.insert(delivery::SCHEMA_KEY, toml_edit::value(delivery::SCHEMA));
+        d.sort_values_by(|a, _, b, _| (a.get() != delivery::SCHEMA_KEY).cmp(&(b.get() != delivery::SCHEMA_KEY)));
     }
     let new = doc.to_string();
     // Never write a file the engine would refuse: the whole of it must read, not just this key.
     let whole: toml::Table = new.parse().map_err(|e| format!("{}: {e}", path.display()))?;
     let refused = |e: String| format!("{e} (the file was not changed)");
-    delivery::parse(whole.get("delivery").and_then(|d| d.as_table())).map_err(|e| refused(format!("{}: {e}", path.display())))?;
+    delivery::parse(whole.get(delivery::DELIVERY).and_then(|d| d.as_table())).map_err(|e| refused(format!("{}: {e}", path.display())))?;
     Settings::from_text(path, &new).map_err(|e| refused(e.to_string()))?;
     crate::local::client::NotifyConfig::from_text(path, &new).map_err(refused)?;
     // 0600 from the first byte: the file may hold `[local] password`.
@@ -176,8 +150,7 @@ fn read(path: &Path) -> Result<String, String> {
 }
 
 fn unknown(key: &str) -> String {
-    let known: Vec<&str> =
-        delivery::keys().chain(EDITABLE.iter().map(|(k, _)| *k)).chain(NOTIFY.iter().map(|(k, _, _)| *k)).chain([LOCAL_PASSWORD]).collect();
+    let known: Vec<&str> = setting_keys::settable().map(Key::as_str).collect();
     format!("{key}: unknown key; known keys: {}", known.join(", "))
 }
 
@@ -268,7 +241,7 @@ mod tests {
         set_in_file(&path, "notify.timeout", "2.5").unwrap();
         set_in_file(&path, "notify.wrap_threshold", "30").unwrap();
         set_in_file(&path, "notify.socket_path", "/run/user/1000/cmux.sock").unwrap();
-        set_in_file(&path, LOCAL_PASSWORD, "hunter2").unwrap();
+        set_in_file(&path, "local.password", "hunter2").unwrap();
         let t: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
         assert_eq!(t["notify"]["enabled"].as_bool(), Some(false));
         assert_eq!(t["notify"]["timeout"].as_float(), Some(2.5));
@@ -276,7 +249,7 @@ mod tests {
         assert_eq!(get_in_file(&path, "notify.enabled").unwrap(), "false");
         assert_eq!(get_in_file(&path, "notify.socket_path").unwrap(), "/run/user/1000/cmux.sock");
         assert_eq!(get_in_file(&path, "notify.idle_reminders").unwrap(), "", "not set");
-        assert_eq!(get_in_file(&path, LOCAL_PASSWORD).unwrap(), HIDDEN);
+        assert_eq!(get_in_file(&path, "local.password").unwrap(), HIDDEN);
         let before = std::fs::read_to_string(&path).unwrap();
         for (key, value, says) in
             [("notify.enabled", "sometimes", "true or false"), ("notify.timeout", "soon", "seconds"), ("notify.timeout", "100000", "a day")]

@@ -1,7 +1,7 @@
 //! Settings: the TOML config file, then the environment (the environment wins, value by value).
 //!
-//! `[cloud] api_url, auth_url, team, http, proxy`, `[local] socket_path, password`;
-//! `CMUX_TRAY_API_URL`, `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`, `CMUX_TRAY_HTTP`, the proxy
+//! The keys `setting_keys` declares for this reader (`[cloud]`, `[local]`, `[updates]`,
+//! `[general]`); `CMUX_TRAY_API_URL`, `CMUX_TRAY_AUTH_URL`, `CMUX_TRAY_TEAM`, `CMUX_TRAY_HTTP`, the proxy
 //! variables (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY` …, read as curl reads them, under
 //! `[cloud] proxy`), and `CMUX_TRAY_TOKEN` (an access token given directly: held in memory, never
 //! written anywhere). An unknown key is a warning, never a failure; a bad value names the key, the file
@@ -16,16 +16,18 @@ use secrecy::SecretString;
 use crate::cloud::TeamId;
 use crate::cloud::client::{Network, Transport};
 use crate::cloud::proxy::{ProxyEnv, ProxySetting};
+use crate::setting_keys::{self, Key, Reader, SETTINGS};
 
 mod edit;
-pub use edit::{EDITABLE, HIDDEN, LOCAL_PASSWORD, NOTIFY, NotifyKind, get_in_file, notify_kind, set_in_file};
+pub use edit::{HIDDEN, get_in_file, set_in_file};
+mod table;
+pub use table::docs_table;
 
 pub use cmux_tray_channel::APP;
 /// The app's identifier (`identifier` in src-tauri/tauri.conf.json): on Windows the toasts'
 /// AppUserModelID, which the installer's Start-menu shortcut carries too.
 pub const APP_ID: &str = "dev.cmux.tray";
-pub const DEFAULT_API_URL: &str = "https://cloud-api.cmux.dev";
-pub const DEFAULT_AUTH_URL: &str = "https://cmux.com";
+pub use crate::setting_keys::{DEFAULT_API_URL, DEFAULT_AUTH_URL};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -177,11 +179,11 @@ impl Settings {
     }
 
     fn check_urls(&self, where_: &str) -> Result<(), ConfigError> {
-        let feed = self.update_feed.iter().map(|url| ("updates.feed", url));
-        for (key, url) in [("cloud.api_url", &self.api_url), ("cloud.auth_url", &self.auth_url)].into_iter().chain(feed) {
+        let feed = self.update_feed.iter().map(|url| (Key::UpdateFeed, url));
+        for (key, url) in [(Key::ApiUrl, &self.api_url), (Key::AuthUrl, &self.auth_url)].into_iter().chain(feed) {
             crate::cloud::client::checked_origin("URL", url).map_err(|e| ConfigError::Value {
                 where_: where_.into(),
-                key: key.into(),
+                key: key.to_string(),
                 value: format!("{url:?}"),
                 allowed: e.to_string(),
             })?;
@@ -194,93 +196,74 @@ impl Settings {
             text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax { path: path.into(), message: e.to_string() })?;
         let where_ = path.display().to_string();
         for (section, value) in &table {
-            match (section.as_str(), value) {
-                ("cloud", toml::Value::Table(cloud)) => {
-                    for (key, v) in cloud {
-                        let text = || match v {
-                            toml::Value::String(s) => Ok(s.clone()),
-                            other => Err(ConfigError::Value {
-                                where_: where_.clone(),
-                                key: format!("cloud.{key}"),
-                                value: other.to_string(),
-                                allowed: "expected a string".into(),
-                            }),
-                        };
-                        match key.as_str() {
-                            "api_url" => self.api_url = text()?,
-                            "auth_url" => self.auth_url = text()?,
-                            "team" => self.team = Some(team("cloud.team", &where_, &text()?)?),
-                            "http" => self.transport = transport("cloud.http", &where_, &text()?)?,
-                            "proxy" => self.proxy = proxy("cloud.proxy", &where_, &text()?)?,
-                            other => self.warnings.push(format!("{where_}: unknown key cloud.{other} (ignored)")),
+            match value.as_table().filter(|_| setting_keys::is_table(section)) {
+                Some(entries) => {
+                    for (name, v) in entries {
+                        match Key::in_table(section, name).map(|key| (key, key.setting().reader)) {
+                            Some((key, Reader::Engine)) => self.apply(key, &where_, v)?,
+                            // Sections other modules own ([notify] is the client's, [delivery]
+                            // the policy's) are read there.
+                            Some(_) => {}
+                            None if self.reads(section) => self.warnings.push(format!("{where_}: unknown key {section}.{name} (ignored)")),
+                            None => {}
                         }
                     }
                 }
-                ("local", toml::Value::Table(local)) => {
-                    let bad = |key: &str, v: &toml::Value, allowed: &str| ConfigError::Value {
-                        where_: where_.clone(),
-                        key: key.into(),
-                        value: v.to_string(),
-                        allowed: allowed.into(),
-                    };
-                    for (key, v) in local {
-                        match (key.as_str(), v) {
-                            ("password", toml::Value::String(p)) if !p.is_empty() => {
-                                self.socket_password = Some(SecretString::from(p.clone()))
-                            }
-                            ("socket_path", toml::Value::String(p)) if Path::new(p).is_absolute() => {
-                                self.socket_path = Some(PathBuf::from(p))
-                            }
-                            ("socket_path", other) => return Err(bad("local.socket_path", other, "expected an absolute path")),
-                            ("password", other) => return Err(bad("local.password", other, "expected a non-empty string")),
-                            (other, _) => self.warnings.push(format!("{where_}: unknown key local.{other} (ignored)")),
-                        }
-                    }
-                }
-                ("updates", toml::Value::Table(updates)) => {
-                    for (key, v) in updates {
-                        match (key.as_str(), v) {
-                            ("feed", toml::Value::String(url)) => self.update_feed = Some(url.trim().to_string()).filter(|u| !u.is_empty()),
-                            ("feed", other) => {
-                                return Err(ConfigError::Value {
-                                    where_: where_.clone(),
-                                    key: "updates.feed".into(),
-                                    value: other.to_string(),
-                                    allowed: "expected an https URL".into(),
-                                });
-                            }
-                            (other, _) => self.warnings.push(format!("{where_}: unknown key updates.{other} (ignored)")),
-                        }
-                    }
-                }
-                ("general", toml::Value::Table(general)) => {
-                    for (key, v) in general {
-                        match (key.as_str(), v) {
-                            ("language", toml::Value::String(code)) if code.trim().is_empty() => self.language = None,
-                            ("language", value) => {
-                                let code = value.as_str().unwrap_or_default();
-                                self.language = Some(crate::lang::Language::of_code(code.trim()).ok_or_else(|| ConfigError::Value {
-                                    where_: where_.clone(),
-                                    key: "general.language".into(),
-                                    value: value.to_string(),
-                                    allowed: format!(
-                                            "one of {}, or empty for the system's",
-                                            crate::lang::Language::ALL
-                                                .iter()
-                                                .map(|l| format!("{:?}", l.as_str()))
-                                                .collect::<Vec<_>>()
-                                                .join(", ")
-                                        ),
-                                })?);
-                            }
-                            (other, _) => self.warnings.push(format!("{where_}: unknown key general.{other} (ignored)")),
-                        }
-                    }
-                }
-                // Sections other modules own ([notify] is the client's) are read there.
-                ("notify" | "delivery", _) => {}
-                (other, _) => self.warnings.push(format!("{where_}: unknown section or key {other} (ignored)")),
+                None if self.reads(section) => self.warnings.push(format!("{where_}: unknown section or key {section} (ignored)")),
+                None => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Whether this reader owns the table `section` (another reads `[delivery]` and `[notify]`,
+    /// and warns of what it does not know there); an unknown section is this reader's to tell.
+    fn reads(&self, section: &str) -> bool {
+        let owners: Vec<Reader> =
+            SETTINGS.iter().filter(|s| s.key.split().0.split('.').next() == Some(section)).map(|s| s.reader).collect();
+        owners.is_empty() || owners.contains(&Reader::Engine)
+    }
+
+    /// One key of the file that the engine reads, checked by its kind.
+    fn apply(&mut self, key: Key, where_: &str, v: &toml::Value) -> Result<(), ConfigError> {
+        let bad = |allowed: &str| ConfigError::Value {
+            where_: where_.into(),
+            key: key.to_string(),
+            value: v.to_string(),
+            allowed: allowed.into(),
+        };
+        let text = || v.as_str().map(String::from).ok_or_else(|| bad("expected a string"));
+        match key {
+            Key::ApiUrl => self.api_url = text()?,
+            Key::AuthUrl => self.auth_url = text()?,
+            Key::Team => self.team = Some(team(key, where_, &text()?)?),
+            Key::Http => self.transport = transport(key, where_, &text()?)?,
+            Key::Proxy => self.proxy = proxy(key, where_, &text()?)?,
+            Key::Password => match v.as_str().filter(|p| !p.is_empty()) {
+                Some(p) => self.socket_password = Some(SecretString::from(p.to_string())),
+                None => return Err(bad("expected a non-empty string")),
+            },
+            Key::SocketPath => match v.as_str().filter(|p| Path::new(p).is_absolute()) {
+                Some(p) => self.socket_path = Some(PathBuf::from(p)),
+                None => return Err(bad("expected an absolute path")),
+            },
+            Key::UpdateFeed => match v.as_str() {
+                Some(url) => self.update_feed = Some(url.trim().to_string()).filter(|u| !u.is_empty()),
+                None => return Err(bad("expected an https URL")),
+            },
+            Key::Language => match v.as_str().map(str::trim) {
+                Some("") => self.language = None,
+                code => {
+                    self.language = Some(crate::lang::Language::of_code(code.unwrap_or_default()).ok_or_else(|| {
+                        bad(&format!(
+                            "one of {}, or empty for the system's",
+                            crate::lang::Language::ALL.iter().map(|l| format!("{:?}", l.as_str())).collect::<Vec<_>>().join(", ")
+                        ))
+                    })?)
+                }
+            },
+            // The other readers' keys: not asked for here.
+            _ => {}
         }
         Ok(())
     }
@@ -307,19 +290,19 @@ impl Default for Settings {
     }
 }
 
-fn team(key: &str, where_: &str, value: &str) -> Result<TeamId, ConfigError> {
+fn team(key: impl std::fmt::Display, where_: &str, value: &str) -> Result<TeamId, ConfigError> {
     TeamId::parse(value).map_err(|e| ConfigError::Value {
         where_: where_.into(),
-        key: key.into(),
+        key: key.to_string(),
         value: format!("{value:?}"),
         allowed: e.to_string(),
     })
 }
 
-fn proxy(key: &str, where_: &str, value: &str) -> Result<ProxySetting, ConfigError> {
+fn proxy(key: impl std::fmt::Display, where_: &str, value: &str) -> Result<ProxySetting, ConfigError> {
     ProxySetting::parse(value).map_err(|allowed| ConfigError::Value {
         where_: where_.into(),
-        key: key.into(),
+        key: key.to_string(),
         value: format!("{:?}", crate::cloud::proxy::redacted(value)),
         allowed: format!("{allowed}; or \"none\""),
     })
@@ -335,10 +318,10 @@ fn test_millis(key: &str, v: &str) -> Result<std::time::Duration, ConfigError> {
     })?;
     Ok(std::time::Duration::from_millis(ms))
 }
-fn transport(key: &str, where_: &str, value: &str) -> Result<Transport, ConfigError> {
+fn transport(key: impl std::fmt::Display, where_: &str, value: &str) -> Result<Transport, ConfigError> {
     Transport::parse(value).ok_or_else(|| ConfigError::Value {
         where_: where_.into(),
-        key: key.into(),
+        key: key.to_string(),
         value: format!("{value:?}"),
         allowed: "\"1.1\" or \"2\"".into(),
     })

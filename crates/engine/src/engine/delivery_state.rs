@@ -53,7 +53,7 @@ impl DeliveryCell {
 /// The `[delivery]` table of a config file's text.
 fn delivery_table(text: &str) -> Result<Option<toml::Table>, String> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("not valid TOML: {e}"))?;
-    match doc.get("delivery") {
+    match doc.get(delivery::DELIVERY) {
         None => Ok(None),
         Some(toml::Value::Table(t)) => Ok(Some(t.clone())),
         Some(other) => Err(format!("delivery = {other}: expected a table [delivery]")),
@@ -111,7 +111,8 @@ impl Engine {
                 st.settings = settings;
                 st.warnings = warnings;
                 st.problem = None;
-                let saved = table.map(|t| toml::to_string(&toml::Table::from_iter([("delivery".to_string(), toml::Value::Table(t))])));
+                let saved =
+                    table.map(|t| toml::to_string(&toml::Table::from_iter([(delivery::DELIVERY.to_string(), toml::Value::Table(t))])));
                 drop(st);
                 if let Some(Ok(text)) = saved {
                     let _ = self.inner.store.set(LAST_GOOD, Some(&text));

@@ -19,6 +19,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::protocol::Method;
 use super::requests::{Login, MethodRequest};
+use crate::setting_keys::{Key, Kind};
+
+/// The config file's table this reads.
+const NOTIFY: &str = "notify";
 
 /// A notice's own deadline when the config says nothing (or something not positive).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -40,20 +44,25 @@ pub struct NotifyConfig {
     pub link_wait: Option<f64>,
 }
 
+/// How long a wrapped command must run before its end is a notice, when neither `--threshold`
+/// nor `[notify] wrap_threshold` says.
+pub const DEFAULT_WRAP_THRESHOLD: Duration = Duration::from_secs(10);
+
 /// How long a notice waits for a forwarded socket's link when `[notify] link_wait` says nothing.
 pub const DEFAULT_LINK_WAIT: Duration = Duration::from_secs(30);
 
-/// The longest `timeout` or `wrap_threshold` taken: a day. More is surely a slip of the keyboard
-/// (and past `Duration`'s range a panic).
-pub const MAX_SECONDS: f64 = 86_400.0;
+/// The longest `timeout` or `wrap_threshold` taken (their declared bound): a day.
+pub const MAX_SECONDS: f64 = crate::setting_keys::A_DAY as f64;
 
-fn seconds(key: &str, value: &toml::Value) -> Result<f64, String> {
-    let secs = value
-        .as_float()
-        .or_else(|| value.as_integer().map(|i| i as f64))
-        .ok_or(format!("notify.{key} = {value}: expected seconds (a number)"))?;
-    if !secs.is_finite() || secs > MAX_SECONDS {
-        return Err(format!("notify.{key} = {value}: expected at most {MAX_SECONDS} seconds (a day)"));
+fn seconds(key: Key, value: &toml::Value) -> Result<f64, String> {
+    let secs =
+        value.as_float().or_else(|| value.as_integer().map(|i| i as f64)).ok_or(format!("{key} = {value}: expected seconds (a number)"))?;
+    let max = match key.setting().kind {
+        Kind::Seconds { max, .. } => f64::from(max),
+        _ => MAX_SECONDS,
+    };
+    if !secs.is_finite() || secs > max {
+        return Err(format!("{key} = {value}: expected at most {max} seconds (a day)"));
     }
     Ok(secs)
 }
@@ -62,19 +71,23 @@ impl NotifyConfig {
     /// Reads the `[notify]` table. A value of the wrong type names the key and what it wanted.
     pub fn from_table(table: &toml::Table) -> Result<NotifyConfig, String> {
         let mut c = NotifyConfig::default();
-        for (key, value) in table {
-            let text = || value.as_str().map(String::from).ok_or(format!("notify.{key} = {value}: expected a string"));
-            let boolean = || value.as_bool().ok_or(format!("notify.{key} = {value}: expected true or false"));
-            match key.as_str() {
-                "enabled" => c.enabled = Some(boolean()?),
-                "idle_reminders" => c.idle_reminders = Some(boolean()?),
-                "socket_path" => c.socket_path = Some(text()?),
-                "surface_id" => c.surface_id = Some(text()?),
-                "workspace_id" => c.workspace_id = Some(text()?),
-                "timeout" => c.timeout = Some(seconds(key, value)?),
-                "wrap_threshold" => c.wrap_threshold = Some(seconds(key, value)?),
-                "link_wait" => c.link_wait = Some(seconds(key, value)?),
-                other => tracing::warn!("unknown key notify.{other} (ignored)"),
+        for (name, value) in table {
+            let Some(key) = Key::in_table(NOTIFY, name) else {
+                tracing::warn!("unknown key {NOTIFY}.{name} (ignored)");
+                continue;
+            };
+            let text = || value.as_str().map(String::from).ok_or(format!("{key} = {value}: expected a string"));
+            let boolean = || value.as_bool().ok_or(format!("{key} = {value}: expected true or false"));
+            match key {
+                Key::NotifyEnabled => c.enabled = Some(boolean()?),
+                Key::NotifyIdleReminders => c.idle_reminders = Some(boolean()?),
+                Key::NotifySocketPath => c.socket_path = Some(text()?),
+                Key::NotifySurfaceId => c.surface_id = Some(text()?),
+                Key::NotifyWorkspaceId => c.workspace_id = Some(text()?),
+                Key::NotifyTimeout => c.timeout = Some(seconds(key, value)?),
+                Key::NotifyWrapThreshold => c.wrap_threshold = Some(seconds(key, value)?),
+                Key::NotifyLinkWait => c.link_wait = Some(seconds(key, value)?),
+                other => tracing::warn!("unknown key {NOTIFY}.{} (ignored)", other.split().1),
             }
         }
         Ok(c)
@@ -93,7 +106,7 @@ impl NotifyConfig {
     /// Reads `[notify]` from a config file's text (`path` names it in errors).
     pub fn from_text(path: &Path, text: &str) -> Result<NotifyConfig, String> {
         let table: toml::Table = text.parse().map_err(|e| format!("{}: not valid TOML: {e}", path.display()))?;
-        match table.get("notify") {
+        match table.get(NOTIFY) {
             None => Ok(NotifyConfig::default()),
             Some(toml::Value::Table(t)) => Self::from_table(t).map_err(|e| format!("{}: {e}", path.display())),
             Some(other) => Err(format!("{}: notify = {other}: expected a table [notify]", path.display())),

@@ -1,13 +1,18 @@
 //! The `[delivery]` settings: a versioned schema in the TOML config file.
 //!
 //! Unknown keys warn and are ignored; a bad value names the key, the value and what is allowed,
-//! and the caller keeps its last good settings. Every key has a dotted name for
-//! `cmux-tray config get|set` and the settings window.
+//! and the caller keeps its last good settings. Each key, its kind and its bounds are declared
+//! in `setting_keys`; this reads and prints their values.
 
 use std::time::Duration;
 
 use super::schedule::{Schedule, Window};
 use crate::notice::Source;
+use crate::setting_keys::{self, Key, Kind, Reader};
+
+/// The table, and the key of its version.
+pub const DELIVERY: &str = "delivery";
+pub const SCHEMA_KEY: &str = "schema";
 
 /// The schema version this build writes and reads.
 pub const SCHEMA: i64 = 1;
@@ -92,75 +97,56 @@ pub struct SettingError {
     pub allowed: String,
 }
 
-/// The kinds of value a key takes (for `config set` and the settings window).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ValueKind {
-    Bool,
-    Seconds,
-    Count,
-    Windows,
-    TimeZone,
-    Days,
+/// The value of `key` in these settings, as `config get` prints it; `None`: no `[delivery]` key.
+pub fn get(s: &DeliverySettings, key: Key) -> Option<String> {
+    Some(match key {
+        Key::Banners => plain(&s.banners),
+        Key::Sounds => plain(&s.sounds),
+        Key::SoundCooldown => in_seconds(&s.sound_cooldown),
+        Key::CoalesceCount => plain(&s.coalesce_count),
+        Key::CoalesceWindow => in_seconds(&s.coalesce_window),
+        Key::Attention => plain(&s.attention),
+        Key::RunsBanner => plain(&s.runs.banner),
+        Key::RunsSound => plain(&s.runs.sound),
+        Key::HandoffsBanner => plain(&s.handoffs.banner),
+        Key::HandoffsSound => plain(&s.handoffs.sound),
+        Key::LocalBanner => plain(&s.local.banner),
+        Key::LocalSound => plain(&s.local.sound),
+        Key::QuietEnabled => plain(&s.quiet.enabled),
+        Key::QuietWindows => windows_text(&s.quiet.schedule),
+        Key::QuietBreaksThrough => plain(&s.quiet.needs_you_breaks_through),
+        Key::QuietTimeZone => zone_text(&s.quiet.time_zone),
+        Key::HistoryDays => plain(&s.history_days),
+        Key::RemoteTmux => plain(&s.remote_tmux),
+        _ => return None,
+    })
 }
 
-/// One key of `[delivery]`, declared once: its dotted name, the kind of value it takes, how
-/// `config get` reads it and how the file's value is set (checked as the file is read).
-pub struct Setting {
-    pub key: &'static str,
-    pub kind: ValueKind,
-    get: fn(&DeliverySettings) -> String,
-    set: fn(&mut DeliverySettings, &str, &toml::Value) -> Result<(), SettingError>,
-}
-
-/// One `Setting`: the key, its kind, the field it sets, how the file's value is read and how
-/// `config get` shows it.
-macro_rules! setting {
-    ($key:literal, $kind:ident, $($field:ident).+, $read:ident, $show:ident) => {
-        Setting { key: $key, kind: ValueKind::$kind, get: |s| $show(&s.$($field).+), set: |s, k, v| $read(k, v).map(|x| s.$($field).+ = x) }
-    };
-}
-
-/// Every key of `[delivery]`. Parsing, `config get`, `config set` and the key lists read this.
-pub const SETTINGS: &[Setting] = &[
-    setting!("delivery.banners", Bool, banners, boolean, plain),
-    setting!("delivery.sounds", Bool, sounds, boolean, plain),
-    setting!("delivery.sound_cooldown", Seconds, sound_cooldown, seconds, in_seconds),
-    setting!("delivery.coalesce_count", Count, coalesce_count, count, plain),
-    setting!("delivery.coalesce_window", Seconds, coalesce_window, seconds, in_seconds),
-    setting!("delivery.attention", Bool, attention, boolean, plain),
-    setting!("delivery.runs.banner", Bool, runs.banner, boolean, plain),
-    setting!("delivery.runs.sound", Bool, runs.sound, boolean, plain),
-    setting!("delivery.handoffs.banner", Bool, handoffs.banner, boolean, plain),
-    setting!("delivery.handoffs.sound", Bool, handoffs.sound, boolean, plain),
-    setting!("delivery.local.banner", Bool, local.banner, boolean, plain),
-    setting!("delivery.local.sound", Bool, local.sound, boolean, plain),
-    setting!("delivery.quiet_hours.enabled", Bool, quiet.enabled, boolean, plain),
-    setting!("delivery.quiet_hours.windows", Windows, quiet.schedule, windows, windows_text),
-    setting!("delivery.quiet_hours.needs_you_breaks_through", Bool, quiet.needs_you_breaks_through, boolean, plain),
-    setting!("delivery.quiet_hours.time_zone", TimeZone, quiet.time_zone, time_zone, zone_text),
-    setting!("delivery.history_days", Days, history_days, days, plain),
-    setting!("delivery.remote_tmux", Bool, remote_tmux, boolean, plain),
-];
-
-/// The tables inside `[delivery]`, and what a value there that is no table is told.
-const TABLES: &[(&str, &str)] = &[
-    ("runs", "expected a table with banner and sound"),
-    ("handoffs", "expected a table with banner and sound"),
-    ("local", "expected a table with banner and sound"),
-    ("quiet_hours", "expected a table [delivery.quiet_hours]"),
-];
-
-/// Every dotted key, in the order of [`SETTINGS`].
-pub fn keys() -> impl Iterator<Item = &'static str> {
-    SETTINGS.iter().map(|s| s.key)
-}
-
-fn setting(key: &str) -> Option<&'static Setting> {
-    SETTINGS.iter().find(|s| s.key == key)
-}
-
-pub fn kind_of(key: &str) -> Option<ValueKind> {
-    setting(key).map(|s| s.kind)
+/// Sets `key` from the file's value, checked by its declared kind and bounds.
+fn set(s: &mut DeliverySettings, key: Key, v: &toml::Value) -> Result<(), SettingError> {
+    match key {
+        Key::Banners => s.banners = boolean(key, v)?,
+        Key::Sounds => s.sounds = boolean(key, v)?,
+        Key::SoundCooldown => s.sound_cooldown = seconds(key, v)?,
+        Key::CoalesceCount => s.coalesce_count = whole(key, v)? as usize,
+        Key::CoalesceWindow => s.coalesce_window = seconds(key, v)?,
+        Key::Attention => s.attention = boolean(key, v)?,
+        Key::RunsBanner => s.runs.banner = boolean(key, v)?,
+        Key::RunsSound => s.runs.sound = boolean(key, v)?,
+        Key::HandoffsBanner => s.handoffs.banner = boolean(key, v)?,
+        Key::HandoffsSound => s.handoffs.sound = boolean(key, v)?,
+        Key::LocalBanner => s.local.banner = boolean(key, v)?,
+        Key::LocalSound => s.local.sound = boolean(key, v)?,
+        Key::QuietEnabled => s.quiet.enabled = boolean(key, v)?,
+        Key::QuietWindows => s.quiet.schedule = windows(key, v)?,
+        Key::QuietBreaksThrough => s.quiet.needs_you_breaks_through = boolean(key, v)?,
+        Key::QuietTimeZone => s.quiet.time_zone = time_zone(key, v)?,
+        Key::HistoryDays => s.history_days = whole(key, v)?,
+        Key::RemoteTmux => s.remote_tmux = boolean(key, v)?,
+        // Not a `[delivery]` key: the caller reads only those.
+        _ => {}
+    }
+    Ok(())
 }
 
 fn plain(value: &impl ToString) -> String {
@@ -179,38 +165,39 @@ fn zone_text(zone: &Option<String>) -> String {
     zone.clone().unwrap_or_else(|| "system".into())
 }
 
-fn err(key: &str, value: &toml::Value, allowed: &str) -> SettingError {
-    SettingError { key: key.into(), value: value.to_string(), allowed: allowed.into() }
+fn err(key: impl std::fmt::Display, value: &toml::Value, allowed: &str) -> SettingError {
+    SettingError { key: key.to_string(), value: value.to_string(), allowed: allowed.into() }
 }
 
-fn boolean(key: &str, v: &toml::Value) -> Result<bool, SettingError> {
+fn boolean(key: Key, v: &toml::Value) -> Result<bool, SettingError> {
     v.as_bool().ok_or_else(|| err(key, v, "expected true or false"))
 }
 
-fn seconds(key: &str, v: &toml::Value) -> Result<Duration, SettingError> {
+fn seconds(key: Key, v: &toml::Value) -> Result<Duration, SettingError> {
     let secs = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| err(key, v, "expected seconds (a number)"))?;
-    if !(0.0..=86_400.0).contains(&secs) {
-        return Err(err(key, v, "expected 0 to 86400 seconds"));
+    let Kind::Seconds { min, max } = key.setting().kind else { unreachable!("{key} is declared in seconds") };
+    let min = min.unwrap_or(0);
+    if !(f64::from(min)..=f64::from(max)).contains(&secs) {
+        return Err(err(key, v, &format!("expected {min} to {max} seconds")));
     }
     Ok(Duration::from_secs_f64(secs))
 }
 
-fn count(key: &str, v: &toml::Value) -> Result<usize, SettingError> {
+/// A whole number of notices or of days, within the key's declared bounds.
+fn whole(key: Key, v: &toml::Value) -> Result<u32, SettingError> {
+    let (min, max, what) = match key.setting().kind {
+        Kind::Count { min, max } => (min, max, ""),
+        Kind::Days { min, max } => (min, max, " of days"),
+        other => unreachable!("{key} is declared {other:?}"),
+    };
     match v.as_integer() {
-        Some(n) if (1..=1000).contains(&n) => Ok(n as usize),
-        _ => Err(err(key, v, "expected a whole number from 1 to 1000")),
-    }
-}
-
-fn days(key: &str, v: &toml::Value) -> Result<u32, SettingError> {
-    match v.as_integer() {
-        Some(n) if (1..=3650).contains(&n) => Ok(n as u32),
-        _ => Err(err(key, v, "expected a whole number of days from 1 to 3650")),
+        Some(n) if (i64::from(min)..=i64::from(max)).contains(&n) => Ok(n as u32),
+        _ => Err(err(key, v, &format!("expected a whole number{what} from {min} to {max}"))),
     }
 }
 
 /// Quiet-hours windows: an array of `"DAYS HH:MM-HH:MM"` strings.
-pub fn windows(key: &str, v: &toml::Value) -> Result<Schedule, SettingError> {
+pub fn windows(key: Key, v: &toml::Value) -> Result<Schedule, SettingError> {
     let list = v.as_array().ok_or_else(|| err(key, v, "expected a list like [\"mon-fri 22:00-07:00\"]"))?;
     let mut schedule = Schedule::default();
     for item in list {
@@ -220,7 +207,7 @@ pub fn windows(key: &str, v: &toml::Value) -> Result<Schedule, SettingError> {
     Ok(schedule)
 }
 
-fn time_zone(key: &str, v: &toml::Value) -> Result<Option<String>, SettingError> {
+fn time_zone(key: Key, v: &toml::Value) -> Result<Option<String>, SettingError> {
     let name = v.as_str().ok_or_else(|| err(key, v, "expected a time zone name like \"Europe/Berlin\""))?;
     if name.is_empty() || name.eq_ignore_ascii_case("system") {
         return Ok(None);
@@ -234,9 +221,9 @@ pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<Strin
     let mut s = DeliverySettings::default();
     let mut warnings = Vec::new();
     let Some(table) = table else { return Ok((s, warnings)) };
-    for (key, v) in table {
-        let k = format!("delivery.{key}");
-        if key == "schema" {
+    for (name, v) in table {
+        let k = format!("{DELIVERY}.{name}");
+        if name == SCHEMA_KEY {
             match v.as_integer() {
                 Some(n) if n > SCHEMA => warnings.push(format!(
                     "delivery.schema = {n}: written by a newer cmux-tray (this one reads {SCHEMA}); keys it does not know are ignored"
@@ -244,22 +231,20 @@ pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<Strin
                 Some(n) if n >= 1 => {}
                 _ => return Err(err(&k, v, &format!("expected a schema version (1 to {SCHEMA})"))),
             }
-        } else if let Some((_, allowed)) = TABLES.iter().find(|(name, _)| name == key) {
-            let t = v.as_table().ok_or_else(|| err(&k, v, allowed))?;
-            if key == "quiet_hours" {
+        } else if setting_keys::is_table(&k) {
+            let t = v.as_table().ok_or_else(|| err(&k, v, &format!("expected a table [{k}]")))?;
+            if k == Key::QuietEnabled.split().0 {
                 s.quiet.enabled = true; // a table that says nothing else still means "on"
             }
             for (sub, sv) in t {
-                let sk = format!("{k}.{sub}");
-                match setting(&sk) {
-                    Some(one) => (one.set)(&mut s, &sk, sv)?,
-                    None => warnings.push(format!("unknown key {sk} (ignored)")),
+                match Key::in_table(&k, sub) {
+                    Some(key) => set(&mut s, key, sv)?,
+                    None => warnings.push(format!("unknown key {k}.{sub} (ignored)")),
                 }
             }
         } else {
-            // A quoted key with a dot in it (`"runs.banner" = …`) is no key of the table's.
-            match setting(&k).filter(|_| !key.contains('.')) {
-                Some(one) => (one.set)(&mut s, &k, v)?,
+            match Key::in_table(DELIVERY, name).filter(|key| key.setting().reader == Reader::Delivery) {
+                Some(key) => set(&mut s, key, v)?,
                 None => warnings.push(format!("unknown key {k} (ignored)")),
             }
         }
@@ -267,43 +252,25 @@ pub fn parse(table: Option<&toml::Table>) -> Result<(DeliverySettings, Vec<Strin
     Ok((s, warnings))
 }
 
-/// The value of a dotted key in these settings, as `config get` prints it.
-pub fn get(s: &DeliverySettings, key: &str) -> Option<String> {
-    setting(key).map(|one| (one.get)(s))
-}
-
-/// Parses a value given on the command line for `key` into the TOML value the file will hold.
-pub fn value_for(key: &str, text: &str) -> Result<toml::Value, SettingError> {
-    let kind = kind_of(key).ok_or_else(|| SettingError {
-        key: key.into(),
-        value: format!("{text:?}"),
-        allowed: format!("unknown key; known keys: {}", keys().collect::<Vec<_>>().join(", ")),
-    })?;
-    let v = match kind {
-        ValueKind::Bool => match text.trim().to_ascii_lowercase().as_str() {
+/// Parses a value given on the command line for a `[delivery]` key into the TOML value the
+/// file will hold, checked the way the file will be read.
+pub fn value_for(key: Key, text: &str) -> Result<toml::Value, SettingError> {
+    let v = match key.setting().kind {
+        Kind::Bool => match text.trim().to_ascii_lowercase().as_str() {
             "true" | "on" | "yes" | "1" => toml::Value::Boolean(true),
             "false" | "off" | "no" | "0" => toml::Value::Boolean(false),
             _ => toml::Value::String(text.into()),
         },
-        ValueKind::Seconds | ValueKind::Count | ValueKind::Days => match text.trim().parse::<i64>() {
+        Kind::Seconds { .. } | Kind::Count { .. } | Kind::Days { .. } => match text.trim().parse::<i64>() {
             Ok(n) => toml::Value::Integer(n),
             Err(_) => text.trim().parse::<f64>().map(toml::Value::Float).unwrap_or(toml::Value::String(text.into())),
         },
-        ValueKind::Windows => {
+        Kind::Windows => {
             toml::Value::Array(text.split(';').map(str::trim).filter(|w| !w.is_empty()).map(|w| toml::Value::String(w.into())).collect())
         }
-        ValueKind::TimeZone => toml::Value::String(text.trim().into()),
+        _ => toml::Value::String(text.trim().into()),
     };
-    // Check it the way the file will be read.
-    let check = match kind {
-        ValueKind::Bool => boolean(key, &v).map(drop),
-        ValueKind::Seconds => seconds(key, &v).map(drop),
-        ValueKind::Count => count(key, &v).map(drop),
-        ValueKind::Windows => windows(key, &v).map(drop),
-        ValueKind::TimeZone => time_zone(key, &v).map(drop),
-        ValueKind::Days => days(key, &v).map(drop),
-    };
-    check.map(|()| v)
+    set(&mut DeliverySettings::default(), key, &v).map(|()| v)
 }
 
 #[cfg(test)]
@@ -312,7 +279,7 @@ mod tests {
 
     fn read(text: &str) -> Result<(DeliverySettings, Vec<String>), SettingError> {
         let t: toml::Table = text.parse().unwrap();
-        parse(t.get("delivery").and_then(|d| d.as_table()))
+        parse(t.get(DELIVERY).and_then(|d| d.as_table()))
     }
 
     #[test]
@@ -366,12 +333,11 @@ mod tests {
 
     #[test]
     fn command_line_values_are_checked_like_the_file() {
-        assert_eq!(value_for("delivery.banners", "off").unwrap(), toml::Value::Boolean(false));
-        assert_eq!(value_for("delivery.sound_cooldown", "2.5").unwrap(), toml::Value::Float(2.5));
-        let w = value_for("delivery.quiet_hours.windows", "mon-fri 22:00-07:00; sat,sun 23:00-09:00").unwrap();
+        assert_eq!(value_for(Key::Banners, "off").unwrap(), toml::Value::Boolean(false));
+        assert_eq!(value_for(Key::SoundCooldown, "2.5").unwrap(), toml::Value::Float(2.5));
+        let w = value_for(Key::QuietWindows, "mon-fri 22:00-07:00; sat,sun 23:00-09:00").unwrap();
         assert_eq!(w.as_array().unwrap().len(), 2);
-        assert!(value_for("delivery.quiet_hours.windows", "daily 25:00-07:00").is_err());
-        assert!(value_for("delivery.volume", "11").unwrap_err().allowed.contains("unknown key"));
-        assert!(value_for("delivery.banners", "perhaps").is_err());
+        assert!(value_for(Key::QuietWindows, "daily 25:00-07:00").is_err());
+        assert!(value_for(Key::Banners, "perhaps").is_err());
     }
 }

@@ -14,13 +14,14 @@ use crate::lang::say;
 use crate::policy::schedule::Schedule;
 use crate::policy::{DeliverySettings, Pause};
 use crate::secrets::SecretStore;
+use crate::setting_keys::{Key, Kind};
 
 /// A setting shown as a switch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Switch {
     /// The dotted key, as `config get` names it.
-    pub key: &'static str,
+    pub key: Key,
     pub label: String,
     pub on: bool,
 }
@@ -38,7 +39,7 @@ pub struct SourceRow {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Number {
-    pub key: &'static str,
+    pub key: Key,
     pub value: String,
     /// For a screen reader: what the number is.
     pub label: String,
@@ -62,6 +63,8 @@ pub struct QuietView {
     pub enabled: Switch,
     pub windows: Vec<QuietWindow>,
     pub breaks_through: Switch,
+    /// The key the zone is set by.
+    pub time_zone_key: Key,
     /// The zone chosen; empty: the system's.
     pub time_zone: String,
     pub system_zone: String,
@@ -117,10 +120,6 @@ fn days(lang: &Lang) -> Vec<(String, String)> {
             lang.dates().weekday(&date)
         })
         .collect()
-}
-
-fn secs(d: std::time::Duration) -> String {
-    d.as_secs_f64().to_string()
 }
 
 /// Whether quiet hours are on now and until when, or when they next start.
@@ -186,54 +185,36 @@ pub fn settings_view(
     tz: &TimeZone,
     system_zone: &str,
 ) -> SettingsView {
-    let switch = |key: &'static str, label: String, on: bool| Switch { key, label, on };
-    let source = |label, (banner, sound): (&'static str, &'static str), set: crate::policy::delivery_settings::SourceSettings| SourceRow {
-        label,
-        banner: switch(banner, say!(lang, "setting-source-banners"), set.banner),
-        sound: switch(sound, say!(lang, "setting-source-sounds"), set.sound),
+    // Each control's key, label and bounds are the declaration's (`setting_keys`).
+    let label = |key: Key| key.setting().label.map(|id| lang.say(id, None)).unwrap_or_else(|| key.to_string());
+    let switch = |key: Key| Switch {
+        key,
+        label: label(key),
+        on: crate::policy::delivery_settings::get(s, key).and_then(|v| v.parse::<bool>().ok()).unwrap_or(false),
     };
+    let number = |key: Key| {
+        let (min, max) = match key.setting().kind {
+            Kind::Seconds { min, max } => (min.unwrap_or(0), max),
+            Kind::Count { min, max } | Kind::Days { min, max } => (min, max),
+            other => unreachable!("{key} is declared {other:?}, not a number"),
+        };
+        Number { key, value: crate::policy::delivery_settings::get(s, key).unwrap_or_default(), label: label(key), min, max }
+    };
+    let source = |label, (banner, sound): (Key, Key)| SourceRow { label, banner: switch(banner), sound: switch(sound) };
     let (quiet_now, now_line) = quiet_line(lang, s, now, tz);
     SettingsView {
-        master: vec![
-            switch("delivery.banners", say!(lang, "setting-banners"), s.banners),
-            switch("delivery.sounds", say!(lang, "setting-sounds"), s.sounds),
-            switch("delivery.attention", say!(lang, "setting-attention"), s.attention),
-        ],
+        master: vec![switch(Key::Banners), switch(Key::Sounds), switch(Key::Attention), switch(Key::RemoteTmux)],
         sources: vec![
-            source(say!(lang, "source-runs"), ("delivery.runs.banner", "delivery.runs.sound"), s.runs),
-            source(say!(lang, "source-handoffs"), ("delivery.handoffs.banner", "delivery.handoffs.sound"), s.handoffs),
-            source(say!(lang, "source-terminals"), ("delivery.local.banner", "delivery.local.sound"), s.local),
+            source(say!(lang, "source-runs"), (Key::RunsBanner, Key::RunsSound)),
+            source(say!(lang, "source-handoffs"), (Key::HandoffsBanner, Key::HandoffsSound)),
+            source(say!(lang, "source-terminals"), (Key::LocalBanner, Key::LocalSound)),
         ],
-        sound_cooldown: Number {
-            key: "delivery.sound_cooldown",
-            value: secs(s.sound_cooldown),
-            label: say!(lang, "setting-sound-cooldown"),
-            min: 0,
-            max: 86_400,
-        },
-        coalesce_count: Number {
-            key: "delivery.coalesce_count",
-            value: s.coalesce_count.to_string(),
-            label: say!(lang, "setting-coalesce-count"),
-            min: 1,
-            max: 1000,
-        },
-        coalesce_window: Number {
-            key: "delivery.coalesce_window",
-            value: secs(s.coalesce_window),
-            label: say!(lang, "setting-coalesce-window"),
-            min: 0,
-            max: 86_400,
-        },
-        history_days: Number {
-            key: "delivery.history_days",
-            value: s.history_days.to_string(),
-            label: say!(lang, "setting-history-days"),
-            min: 1,
-            max: 3650,
-        },
+        sound_cooldown: number(Key::SoundCooldown),
+        coalesce_count: number(Key::CoalesceCount),
+        coalesce_window: number(Key::CoalesceWindow),
+        history_days: number(Key::HistoryDays),
         quiet: QuietView {
-            enabled: switch("delivery.quiet_hours.enabled", say!(lang, "setting-quiet"), s.quiet.enabled),
+            enabled: switch(Key::QuietEnabled),
             windows: s
                 .quiet
                 .schedule
@@ -241,11 +222,8 @@ pub fn settings_view(
                 .iter()
                 .map(|w| QuietWindow { days: w.days(), from: w.start_text(), to: w.end_text() })
                 .collect(),
-            breaks_through: switch(
-                "delivery.quiet_hours.needs_you_breaks_through",
-                say!(lang, "setting-breaks-through"),
-                s.quiet.needs_you_breaks_through,
-            ),
+            breaks_through: switch(Key::QuietBreaksThrough),
+            time_zone_key: Key::QuietTimeZone,
             time_zone: s.quiet.time_zone.clone().unwrap_or_default(),
             system_zone: system_zone.to_string(),
             now: now_line,
@@ -289,6 +267,7 @@ pub use cmux_tray_channel::call::QuietWindowDraft;
 mod tests {
     use super::*;
     use crate::policy::schedule::Window;
+    use crate::setting_keys::{Place, SETTINGS};
 
     fn berlin() -> TimeZone {
         TimeZone::get("Europe/Berlin").unwrap()
@@ -334,7 +313,7 @@ mod tests {
         let s = quiet(&["mon-fri 22:00-07:00"], false);
         let v = settings_view(&en, &s, Some(Pause::UntilResumed), at("2026-12-01T12:00"), &tz, "Europe/Berlin");
         assert_eq!(v.sources.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(), ["Cloud Runs", "Hand-offs", "Terminals"]);
-        assert_eq!(v.sources[2].banner.key, "delivery.local.banner");
+        assert_eq!(v.sources[2].banner.key.as_str(), "delivery.local.banner");
         assert_eq!((v.sound_cooldown.value.as_str(), v.coalesce_count.value.as_str()), ("10", "4"));
         assert_eq!(
             v.quiet.windows,
@@ -345,10 +324,36 @@ mod tests {
         let until = pause_line(&en, Some(Pause::Until(at("2026-12-02T08:00"))), at("2026-12-01T12:00"), &tz);
         assert_eq!(until.line, "Paused until 08:00 tomorrow.");
         assert!(!pause_line(&en, Some(Pause::Until(at("2026-12-01T08:00"))), at("2026-12-01T12:00"), &tz).paused, "over");
-        // Every key the window shows is one `config set` knows.
-        for key in v.master.iter().map(|s| s.key).chain(v.sources.iter().flat_map(|r| [r.banner.key, r.sound.key])) {
-            assert!(crate::policy::delivery_settings::kind_of(key).is_some(), "{key}");
+    }
+
+    /// Every setting the declaration places in the window's notifications or quiet hours is in
+    /// the view (the Advanced and General ones are the page's `connection` and `languages`).
+    #[test]
+    fn the_view_shows_every_delivery_setting_the_declaration_places_there_with_its_bounds() {
+        let v = settings_view(&Lang::english(), &DeliverySettings::default(), None, at("2026-12-01T12:00"), &berlin(), "Europe/Berlin");
+        let numbers = [&v.sound_cooldown, &v.coalesce_count, &v.coalesce_window, &v.history_days];
+        let mut shown: Vec<Key> =
+            v.master.iter().map(|s| s.key).chain(v.sources.iter().flat_map(|r| [r.banner.key, r.sound.key])).collect();
+        shown.extend(numbers.iter().map(|n| n.key));
+        shown.extend([v.quiet.enabled.key, v.quiet.breaks_through.key, v.quiet.time_zone_key, Key::QuietWindows]);
+        for s in SETTINGS.iter().filter(|s| matches!(s.place, Place::Notifications | Place::QuietHours)) {
+            assert!(shown.contains(&s.key), "{} is not in the settings window", s.key);
         }
+        let remote = v.master.iter().find(|s| s.key == Key::RemoteTmux).expect("delivery.remote_tmux is a switch");
+        assert!(remote.label.starts_with("Over cmux-tray ssh") && !remote.on, "{remote:?}");
+        // Bounds as docs/configuration.md's table says them.
+        assert_eq!((v.sound_cooldown.min, v.sound_cooldown.max), (0, 86_400));
+        assert_eq!((v.coalesce_count.min, v.coalesce_count.max), (1, 1000));
+        assert_eq!((v.history_days.min, v.history_days.max), (1, 3650));
+        let german = settings_view(
+            &Lang::in_language(crate::lang::Language::German),
+            &DeliverySettings::default(),
+            None,
+            at("2026-12-01T12:00"),
+            &berlin(),
+            "Europe/Berlin",
+        );
+        assert!(german.master.iter().any(|s| s.key == Key::RemoteTmux && s.label.starts_with("Über cmux-tray ssh")));
     }
 
     #[test]
@@ -357,7 +362,7 @@ mod tests {
         let value =
             windows_value(&[draft([true; 7], "22:00", "07:00"), draft([false, false, false, false, false, true, true], "13:00", "15:00")]);
         assert_eq!(value.as_deref(), Ok("daily 22:00-07:00; sat,sun 13:00-15:00"));
-        assert!(crate::policy::delivery_settings::value_for("delivery.quiet_hours.windows", &value.unwrap()).is_ok());
+        assert!(crate::policy::delivery_settings::value_for(Key::QuietWindows, &value.unwrap()).is_ok());
         assert_eq!(
             windows_value(&[draft([true; 7], "22:00", "07:00"), draft([false; 7], "13:00", "15:00")]),
             Err("Window 2: pick at least one day".into())
