@@ -74,7 +74,11 @@ impl GnomeShell {
             .spawn()
             .expect("gnome-shell starts (package gnome-shell)");
         let mut gnome = GnomeShell { dir, address, shell, notifications: None };
-        wait_until("GNOME Shell up with the test extension", LIMIT, || desktop.name_has_owner(TEST_NAME));
+        let start = std::time::Instant::now();
+        while !desktop.name_has_owner(TEST_NAME) {
+            assert!(start.elapsed() < LIMIT, "GNOME Shell not up with the test extension within {LIMIT:?}; it said:\n{}", gnome.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
         // What the shell's D-Bus activation would start (this bus activates nothing).
         let notifications = as_user(gnome.dir.path(), &gnome.address)
             .args(["gjs", "/usr/share/gnome-shell/org.gnome.Shell.Notifications"])
@@ -119,8 +123,8 @@ impl GnomeShell {
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// What gnome-shell wrote to its stderr, for a failed test's message.
-    pub fn log(&self) -> String {
+    /// What gnome-shell wrote to its stderr, for a failed start's message.
+    fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("gnome-shell.log")).unwrap_or_default()
     }
 }
@@ -142,8 +146,15 @@ fn as_user(dir: &Path, address: &str) -> Command {
 impl Drop for GnomeShell {
     fn drop(&mut self) {
         for child in self.notifications.iter_mut().chain(Some(&mut self.shell)) {
-            let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", child.id())]).status();
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
             let _ = child.wait();
+            // runuser ends before the shell does: the test ends once the whole group has.
+            let gone = || !Command::new("kill").args(["-0", "--", &group]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !gone() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
     }
 }
