@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use cmux_cloud_sim::RunChange;
 use cmux_cloud_sim::state::{HandoffChange, NewHandoff};
+use cmux_tray_e2e::gnome::GnomeShell;
 use cmux_tray_e2e::sway::Sway;
 use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, wait_until};
 use serde_json::Value;
@@ -30,6 +31,9 @@ enum Server {
     /// xfce4-notifyd on a virtual X display; its bubbles are counted as the windows it shows,
     /// and clicked on their "Open" button (a click on the body only dismisses a bubble there).
     Xfce(DesktopSession),
+    /// GNOME Shell 43 headless, as a normal user; its test extension counts what the message
+    /// tray holds and clicks a banner with a virtual pointer.
+    Gnome(DesktopSession, GnomeShell),
 }
 
 impl Server {
@@ -73,9 +77,15 @@ impl Server {
         Server::Xfce(desktop)
     }
 
+    fn gnome() -> Server {
+        let desktop = DesktopSession::start_without_server_open_to(GnomeShell::user());
+        let shell = GnomeShell::start(&desktop);
+        Server::Gnome(desktop, shell)
+    }
+
     fn desktop(&self) -> &DesktopSession {
         match self {
-            Server::Dunst(d) | Server::Mako(d, _) | Server::Xfce(d) => d,
+            Server::Dunst(d) | Server::Mako(d, _) | Server::Xfce(d) | Server::Gnome(d, _) => d,
         }
     }
 
@@ -104,6 +114,7 @@ impl Server {
                 list["data"][0].as_array().map(Vec::len)
             }
             Server::Xfce(d) => d.name_has_owner("org.freedesktop.Notifications").then(|| self.bubbles().len()),
+            Server::Gnome(_, shell) => shell.notifications().map(|n| n.len()),
         }
     }
 
@@ -123,6 +134,11 @@ impl Server {
                 self.xdotool(&["mousemove", &x.to_string(), &y.to_string(), "click", "1"]);
                 Some(String::new())
             }
+            // A person's click: the banner on screen, pressed with a (virtual) pointer.
+            Server::Gnome(_, shell) => {
+                assert_eq!(shell.click_newest(), "pointer", "the newest notification's banner on screen, clicked");
+                Some(String::new())
+            }
         };
         assert!(done.is_some(), "the server's click");
     }
@@ -139,6 +155,10 @@ impl Server {
 }
 
 fn server_is_alive(server: &Server) -> usize {
+    // What the shell holds, for a failed test's output (its count alone does not say what).
+    if let Server::Gnome(_, shell) = server {
+        eprintln!("GNOME Shell holds {:?}, shows {:?}", shell.notifications(), shell.banner());
+    }
     server.shown().expect("the notification server answers (it has not crashed)")
 }
 
@@ -190,7 +210,10 @@ fn replaced_clicked_withdrawn_and_one_banner(server: Server) {
     // A click on it: the workspace link opens, the notice is read, its banner goes.
     server.click_newest();
     wait_until("the hand-off's link opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| !t.is_empty()));
-    assert_eq!(std::fs::read_to_string(&opened).unwrap().trim(), "cmux://ssh?host=devbox.example.com&title=Refactor%20the%20parser");
+    assert_eq!(
+        std::fs::read_to_string(&opened).unwrap().lines().next(),
+        Some("cmux://ssh?host=devbox.example.com&title=Refactor%20the%20parser")
+    );
     wait_until("read once opened", LIMIT, || {
         home.status()["notices"].as_array().unwrap().iter().any(|n| n["key"].as_str().unwrap().contains(":done") && n["readAt"].is_i64())
     });
@@ -202,6 +225,9 @@ fn replaced_clicked_withdrawn_and_one_banner(server: Server) {
     told(&home, &run);
     std::thread::sleep(NOTHING_MORE);
     assert_eq!(server_is_alive(&server), 1, "one Run end, one banner");
+    // The click opened the link once, however many times the server said it (GNOME Shell says it
+    // twice: its own broadcast and its notification service's reply to the sender).
+    assert_eq!(std::fs::read_to_string(&opened).unwrap().lines().count(), 1, "the click opened the hand-off's link once");
 }
 
 #[test]
@@ -217,4 +243,30 @@ fn xfce4_notifyd_shows_one_banner_a_click_on_open_reaches_the_engine_and_a_newer
 #[test]
 fn mako_shows_one_banner_a_click_reaches_the_engine_and_a_newer_notice_replaces_it() {
     replaced_clicked_withdrawn_and_one_banner(Server::mako());
+}
+
+/// docs/notices.md §5's GNOME Shell row: what the shell says it is and offers (no stack tags).
+fn gnome_shell_says(desktop: &DesktopSession) {
+    let ask = |method: &str| {
+        let out = Command::new("gdbus")
+            .args(["call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path", "/org/freedesktop/Notifications"])
+            .args(["--method", &format!("org.freedesktop.Notifications.{method}")])
+            .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+            .output()
+            .expect("gdbus runs (package libglib2.0-bin)");
+        assert!(out.status.success(), "{method}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(ask("GetServerInformation"), "('gnome-shell', 'GNOME', '43.9', '1.2')");
+    assert_eq!(ask("GetCapabilities"), "(['actions', 'body', 'body-markup', 'icon-static', 'persistence', 'sound'],)");
+}
+
+/// A long form (docs/testing.md, `scripts/test-gnome`): GNOME Shell needs 77 packages and a
+/// minute to start, more than every run of `scripts/test` should pay.
+#[test]
+#[ignore = "GNOME Shell needs 77 packages (apt) and a normal user: scripts/test-gnome installs them and runs it"]
+fn gnome_shell_shows_one_banner_a_pointer_click_reaches_the_engine_and_a_newer_notice_replaces_it() {
+    let server = Server::gnome();
+    gnome_shell_says(server.desktop());
+    replaced_clicked_withdrawn_and_one_banner(server);
 }

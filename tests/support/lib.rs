@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub mod faults;
+pub mod gnome;
 pub mod network;
 pub mod sshd;
 mod store;
@@ -454,14 +455,32 @@ impl DesktopSession {
         wait_until("the notification server on the bus", Duration::from_secs(10), || self.events().iter().any(|e| e["event"] == "ready"));
     }
 
+    /// A private bus with no notification server, which the normal user `user` may join too:
+    /// a program that refuses root (GNOME Shell) serves on it while the daemon runs as root.
+    pub fn start_without_server_open_to(user: &str) -> DesktopSession {
+        Self::start_bus_with(false, Some(user))
+    }
+
     fn start_bus(recorder: bool) -> DesktopSession {
+        Self::start_bus_with(recorder, None)
+    }
+
+    fn start_bus_with(recorder: bool, open_to: Option<&str>) -> DesktopSession {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("bus");
         let address = format!("unix:path={}", socket.display());
         // A session bus that starts nothing by activation: what a test has on its bus is what it
         // started (a machine's service files would start a keyring or dunst behind its back).
         let config = dir.path().join("bus.conf");
-        std::fs::write(&config, BUS_CONFIG).unwrap();
+        let mut text = BUS_CONFIG.to_string();
+        if let Some(user) = open_to {
+            // The bus admits only its own user unless told; the folder is passable, not listable.
+            let policy = "<policy context=\"default\">";
+            assert!(text.contains(policy), "the bus config has a default policy");
+            text = text.replace(policy, &format!("<policy context=\"default\">\n    <allow user=\"{user}\"/>"));
+            std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o711)).unwrap();
+        }
+        std::fs::write(&config, text).unwrap();
         let bus = Command::new("dbus-daemon")
             .args(["--nofork", "--nopidfile", &format!("--address={address}")])
             .arg(format!("--config-file={}", config.display()))
