@@ -303,3 +303,33 @@ fn a_banner_the_server_refuses_is_said_in_status_and_the_others_go_out() {
     assert!(text.contains("problem: A banner could not be shown (\"[refuse] Deploy\")"), "{text}");
     assert_eq!(desktop.notifications().len(), 1, "{:?}", desktop.notifications());
 }
+
+/// A click is believed from the notification server's own connection alone: another program on
+/// the session bus sending an `ActionInvoked` of the same name opens nothing. A server that says
+/// one click twice (GNOME Shell 43 does, docs/notices.md §5) opens its link once.
+#[test]
+fn a_click_said_by_another_program_opens_nothing_and_one_said_twice_opens_once() {
+    let desktop = DesktopSession::start();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let opened = home.register_cmux_handler();
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+    let replies = send(&home, &[&v2("notification.create", json!({"workspace_id": WS, "surface_id": SF, "title": "Built"}))]);
+    assert!(replies[0].contains("\"ok\":true"), "{replies:?}");
+    wait_until("the banner", LIMIT, || desktop.notifications().len() == 1);
+    let id = desktop.notifications()[0]["id"].as_u64().unwrap();
+    let forged = std::process::Command::new("dbus-send")
+        .args(["--session", "--type=signal", "/org/freedesktop/Notifications", "org.freedesktop.Notifications.ActionInvoked"])
+        .args([format!("uint32:{id}"), "string:default".into()])
+        .env("DBUS_SESSION_BUS_ADDRESS", &desktop.address)
+        .status()
+        .unwrap();
+    assert!(forged.success());
+    std::thread::sleep(cmux_tray_e2e::NOTHING_MORE);
+    assert!(!opened.exists(), "a signal from another program opened {:?}", std::fs::read_to_string(&opened));
+    desktop.click(id);
+    desktop.click(id);
+    wait_until("the surface opened", LIMIT, || std::fs::read_to_string(&opened).is_ok_and(|t| t.contains(SF)));
+    std::thread::sleep(cmux_tray_e2e::NOTHING_MORE);
+    assert_eq!(std::fs::read_to_string(&opened).unwrap().lines().count(), 1, "one click said twice opens once");
+}

@@ -36,6 +36,12 @@ const IFACE: &str = "org.freedesktop.Notifications";
 /// No D-Bus call waits longer than this: a stuck server is an absent one.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// A server may say one click more than once: GNOME Shell 43 sends `ActionInvoked` from the
+/// shell and again from its notification service for each `Notify` that showed that banner
+/// (docs/notices.md §5). The same banner's clicks within this are one click, as a person's
+/// double click is.
+const CLICK_ECHO: Duration = Duration::from_secs(1);
+
 pub struct Freedesktop {
     app_name: String,
     bus: tokio::sync::Mutex<Option<Bus>>,
@@ -247,25 +253,35 @@ async fn listen(
     dbus.add_match_rule(clicks).await?;
     dbus.add_match_rule(tokens).await?;
     dbus.add_match_rule(owner).await?;
+    // Who serves the banners now: a click or a token is believed from that connection alone,
+    // not from any program on the bus that sends a signal of the same name.
+    let mut server = dbus.get_name_owner(zbus::names::BusName::try_from(DEST)?).await.ok().map(|o| o.to_string());
     Ok(tokio::spawn(async move {
         // The spec sends a click's activation token just before its ActionInvoked.
         let mut token: Option<(u32, String)> = None;
+        let mut clicked: HashMap<u32, std::time::Instant> = HashMap::new();
         while let Some(Ok(msg)) = stream.next().await {
             let header = msg.header();
             if header.message_type() != zbus::message::Type::Signal {
                 continue;
             }
+            let from_server = header.sender().is_some_and(|s| server.as_deref() == Some(s.as_str()));
+            let ours = header.interface().is_some_and(|i| i.as_str() == IFACE) && from_server;
             let event = match header.member().map(|m| m.as_str()) {
-                Some("ActionInvoked") if header.interface().is_some_and(|i| i.as_str() == IFACE) => {
-                    match msg.body().deserialize::<(u32, String)>() {
-                        Ok((banner_id, action)) if action == "default" => {
-                            let activation_token = token.take().filter(|(id, _)| *id == banner_id).map(|(_, t)| t);
-                            DesktopEvent::Clicked(Click { banner_id, activation_token })
+                Some("ActionInvoked") if ours => match msg.body().deserialize::<(u32, String)>() {
+                    Ok((banner_id, action)) if action == "default" => {
+                        let now = std::time::Instant::now();
+                        clicked.retain(|_, at| now.duration_since(*at) < CLICK_ECHO);
+                        if clicked.insert(banner_id, now).is_some() {
+                            tracing::debug!(banner = banner_id, "the same click said again");
+                            continue;
                         }
-                        _ => continue,
+                        let activation_token = token.take().filter(|(id, _)| *id == banner_id).map(|(_, t)| t);
+                        DesktopEvent::Clicked(Click { banner_id, activation_token })
                     }
-                }
-                Some("ActivationToken") if header.interface().is_some_and(|i| i.as_str() == IFACE) => {
+                    _ => continue,
+                },
+                Some("ActivationToken") if ours => {
                     // Kept only when it is a token's plain shape: it goes into a child's environment.
                     if let Ok((banner_id, t)) = msg.body().deserialize::<(u32, String)>()
                         && !t.is_empty()
@@ -280,6 +296,7 @@ async fn listen(
                     Ok((name, _, new_owner)) if name == DEST => {
                         // Another server, perhaps other capabilities.
                         *markup.locked() = None;
+                        server = Some(new_owner.clone()).filter(|o| !o.is_empty());
                         if new_owner.is_empty() {
                             continue;
                         }
