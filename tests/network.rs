@@ -124,7 +124,7 @@ fn goaways_received(log: &str) -> usize {
 }
 
 /// The daemon's log filter with every HTTP/2 frame it receives.
-const FRAMES_LOGGED: &str = "info,cmux_tray_engine::engine=debug,h2::codec::framed_read=debug";
+const FRAMES_LOGGED: &str = "info,cmux_tray_engine::service=debug,h2::codec::framed_read=debug";
 
 #[test]
 fn a_proxy_that_refuses_is_said_in_words_at_once_and_its_password_never_shows() {

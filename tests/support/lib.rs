@@ -611,7 +611,7 @@ impl Home {
             ("DBUS_SESSION_BUS_ADDRESS".into(), bus_address.into()),
             ("CMUX_TRAY_API_URL".into(), origin.into()),
             ("CMUX_TRAY_AUTH_URL".into(), origin.into()),
-            ("CMUX_TRAY_LOG".into(), "info,cmux_tray_engine::engine=debug,cmux_tray_engine::terminal=debug".into()),
+            ("CMUX_TRAY_LOG".into(), "info,cmux_tray_engine::service=debug,cmux_tray_engine::terminal=debug".into()),
             // A desktop session always has a UTF-8 locale; without any, the webview window never
             // appears (seen under Xvfb with WebKitGTK 2.50).
             ("LANG".into(), "C.UTF-8".into()),

@@ -115,7 +115,7 @@ problem-follow-not-saved = A follow could not be saved
 problem-answer-not-saved = An answer could not be saved; it is asked for again
 problem-unreadable = The cloud sent something that could not be read
 
-## The history (view/history.rs, engine/click.rs).
+## The history (view/history.rs, service/click.rs).
 
 kind-run = Run
 kind-handoff = Hand-off

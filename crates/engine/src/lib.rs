@@ -19,7 +19,7 @@
 //!   store and the notices carry.
 //! - [`terminal`]: where a notice came from (tmux, kitty, WezTerm, X11), bringing it forward, and
 //!   whether the person is looking at it.
-//! - [`engine`]: wires the above, owns the tasks and the shutdown, and is what a shell holds.
+//! - [`service`]: the running engine: wires the above, owns the tasks and the shutdown, and is what a shell holds.
 //! - [`view`]: what the tray menu and the windows show (icon state, history rows, settings in
 //!   words, relative times), derived purely; the pages render it.
 //! - [`lang`]: the words of every view and banner from one Fluent catalogue per language, and
@@ -42,7 +42,6 @@ pub mod clock;
 pub mod cloud;
 pub mod config;
 pub mod desktop;
-pub mod engine;
 pub mod follow;
 pub mod lang;
 pub mod local;
@@ -53,6 +52,7 @@ pub mod policy;
 pub mod private;
 pub mod reveal;
 pub mod secrets;
+pub mod service;
 pub mod setting_keys;
 pub mod status;
 pub mod store;
@@ -61,4 +61,4 @@ pub mod text;
 pub mod view;
 pub mod words;
 
-pub use engine::{Asked, Engine, EngineError, EngineEvent, EngineOptions, Status};
+pub use service::{Asked, Engine, EngineError, EngineEvent, EngineOptions, Status};

@@ -1,5 +1,5 @@
 //! What `status` shows (the tray, `cmux-tray status`, the socket's `tray.status`): the engine
-//! fills it (`engine/health.rs`), the views and the command line read it.
+//! fills it (`service/health.rs`), the views and the command line read it.
 
 use crate::lang::Lang;
 use crate::lang::say;

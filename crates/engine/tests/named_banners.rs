@@ -14,8 +14,8 @@ use cmux_tray_engine::desktop::named::scripted::{Scripted, ScriptedToasts, Scrip
 use cmux_tray_engine::desktop::named::toasts::{Toast, ToastApi, Toasts};
 use cmux_tray_engine::desktop::named::user_notifications::{Authorization, UserNotifications};
 use cmux_tray_engine::desktop::named::{BannerName, NameKey, Named};
-use cmux_tray_engine::engine::EngineEvent;
 use cmux_tray_engine::notice::local::LocalPost;
+use cmux_tray_engine::service::EngineEvent;
 use cmux_tray_engine::{Engine, EngineOptions};
 use common::eventually;
 

@@ -11,8 +11,8 @@ use super::requests::{
     Attach, Cancel, Capabilities, Clear, Create, CreateForCaller, DeviceStart, DeviceWait, Focus, Follow, GetStatus, GetTrayView, List,
     Login, MarkAllRead, MarkRead, MethodRequest as _, Pause, Ping, Reload, Resume, SignInToken, SignOut, create,
 };
-use crate::engine::Engine;
 use crate::notice::local::LocalPost;
+use crate::service::Engine;
 
 /// Answers request lines a client sent together, in order, into `out`. The notices among them
 /// (`notify`, `notify_target`, `notification.create*`) are saved in one commit, and answered once

@@ -21,7 +21,7 @@ use super::endpoint::{self, Accepted, Listener};
 use super::forwarded::{self, Forwarded};
 use super::methods;
 use super::replies::{Replies, WRITE_TIMEOUT};
-use crate::engine::Engine;
+use crate::service::Engine;
 
 /// A line longer than this (its `\n` aside) is refused and the connection closed.
 pub const MAX_LINE: usize = 64 * 1024;

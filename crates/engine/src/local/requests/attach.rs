@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use super::MethodRequest;
 use super::params::{internal, optional, place, required};
-use crate::engine::Engine;
 use crate::local::forwarded::Forwarded;
 use crate::local::protocol::{ErrorCode, Method, MethodError};
 use crate::place::Place;
+use crate::service::Engine;
 use crate::store::SessionShown;
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 use super::MethodRequest;
 use super::params::{engine_error, invalid, text};
 use crate::cloud::RunId;
-use crate::engine::{Engine, SIGN_IN_RESTORE_WAIT};
 use crate::local::protocol::{Method, MethodError};
+use crate::service::{Engine, SIGN_IN_RESTORE_WAIT};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cancel {

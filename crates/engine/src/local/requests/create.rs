@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use super::MethodRequest;
 use super::params::{flag, internal, optional, place, text};
-use crate::engine::EngineError;
 use crate::local::protocol::{self, Command, Method, MethodError};
 use crate::notice::Notice;
 use crate::notice::local::LocalPost;
+use crate::service::EngineError;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Create {

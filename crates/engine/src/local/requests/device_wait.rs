@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 use super::MethodRequest;
 use super::params::{internal, team};
 use crate::cloud::TeamId;
-use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
+use crate::service::Engine;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceWait {

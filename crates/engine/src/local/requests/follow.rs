@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 use super::MethodRequest;
 use super::params::{engine_error, invalid, text};
 use crate::cloud::{HandoffId, RunId};
-use crate::engine::{Engine, SIGN_IN_RESTORE_WAIT};
 use crate::local::protocol::{ErrorCode, Method, MethodError};
+use crate::service::{Engine, SIGN_IN_RESTORE_WAIT};
 use crate::store::FollowKind;
 
 /// What to follow.

@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 
 use super::MethodRequest;
 use super::params::internal;
-use crate::engine::Engine;
 use crate::local::protocol::{self, ErrorCode, Method, MethodError};
+use crate::service::Engine;
 use crate::store::StoredNotice;
 
 /// How many notices a list answers with when not asked for fewer (the newest).

@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 
 use super::MethodRequest;
 use super::params::{internal, optional};
-use crate::engine::Engine;
 use crate::local::protocol::{ErrorCode, Method, MethodError};
+use crate::service::Engine;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MarkRead {

@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use crate::engine::EngineError;
 use crate::local::protocol::{ErrorCode, MethodError};
 use crate::place::Place;
+use crate::service::EngineError;
 
 /// A string parameter: absent is `default`, present must be a string.
 pub fn text(params: &Value, key: &str, default: &str) -> Result<String, MethodError> {

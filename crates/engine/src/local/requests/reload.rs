@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
+use crate::service::Engine;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reload;

@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::params::internal;
-use crate::engine::Engine;
 use crate::local::protocol::{Method, MethodError};
+use crate::service::Engine;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GetTrayView;
