@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::Page;
+use crate::page::Page;
 
 /// One call; on the line its `command` (snake_case) and its `args`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

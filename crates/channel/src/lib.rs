@@ -9,7 +9,8 @@
 //! links what it draws with and this (no SQLite, HTTP/2, D-Bus, keyring or ICU):
 //!
 //! - [`key`]: the per-launch secret, handed over on standard input.
-//! - [`message`]: what each side sends ([`ToTray`], [`FromTray`]), the pages ([`Page`]).
+//! - [`page`]: the app's windows, a page each ([`Page`]).
+//! - [`message`]: what each side sends ([`ToTray`], [`FromTray`]).
 //! - [`call`]: a page's call as a typed request ([`Call`]), answered by a `Result`.
 //! - [`line`]: one message a line, with the limits each side reads.
 //! - [`endpoint`]: the client's end, its server checked before a byte is sent; where it is.
@@ -21,13 +22,15 @@ pub mod endpoint;
 pub mod key;
 pub mod line;
 pub mod message;
+pub mod page;
 pub mod place;
 pub mod start;
 
 pub use call::Call;
 pub use key::ChannelKey;
 pub use line::{ChannelError, MAX_LINE, MAX_LINE_TO_TRAY, read, read_within, write};
-pub use message::{FromTray, Page, ProxyLine, ToTray};
+pub use message::{FromTray, ProxyLine, ToTray};
+pub use page::Page;
 pub use place::{APP, Program, program};
 
 #[cfg(test)]
