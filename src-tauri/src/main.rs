@@ -133,13 +133,19 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
             tracing::warn!("the pages' words: {e}; the window says its English");
             serde_json::Value::Null
         });
-        page_windows::open(&app, page, query.as_deref(), &words, move |_, page| {
+        page_windows::open(&app, page, query.as_deref(), &words, move |app, page| {
             // A closed history shows nothing any more (its page cannot always say so itself).
             if page == Page::History {
                 let link = link.clone();
                 tauri::async_runtime::spawn(async move {
                     let _ = link.call(Call::Viewing { item: None }).await;
                 });
+            }
+            // The last window gone: detach (again). Tauri's `ExitRequested` may come before this
+            // window's `Destroyed`, and a `Detached` answered meanwhile found it still listed
+            // and attached again, leaving a process with no window.
+            if page_windows::shown(app).is_empty() {
+                link.detach();
             }
         });
     });
