@@ -55,7 +55,7 @@ impl Server {
 
     /// The program on the PATH a server's process must be the very file of, where the engine
     /// runs that program itself and a copy of the same name would fool the name alone.
-    #[cfg(any(target_os = "linux", test))]
+    #[cfg(target_os = "linux")]
     fn the_engines_own(self) -> Option<&'static str> {
         match self {
             Server::Tmux => Some("tmux"),
