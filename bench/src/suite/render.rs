@@ -120,19 +120,24 @@ pub fn write_docs(results: &Path, root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `text` cut at `part`'s comments: what is before the first, between them (its leading line
+/// break left out), and after the second.
+fn split<'a>(text: &'a str, part: &Part) -> anyhow::Result<(&'a str, &'a str, &'a str)> {
+    let (before, rest) = text.split_once(part.begin).with_context(|| format!("{}: no {} in it", part.file, part.begin))?;
+    let (inside, after) = rest.split_once(part.end).with_context(|| format!("{}: no {} after {}", part.file, part.end, part.begin))?;
+    Ok((before, inside.strip_prefix('\n').unwrap_or(inside), after))
+}
+
 /// `text` with what stands between `part`'s comments made `new`.
 fn replaced(text: &str, part: &Part, new: &str) -> anyhow::Result<String> {
-    let (before, rest) = text.split_once(part.begin).with_context(|| format!("{}: no {} in it", part.file, part.begin))?;
-    let (_, after) = rest.split_once(part.end).with_context(|| format!("{}: no {} after {}", part.file, part.end, part.begin))?;
+    let (before, _, after) = split(text, part)?;
     Ok(format!("{before}{}\n{new}{}{after}", part.begin, part.end))
 }
 
 /// What stands between `part`'s comments in `text`.
 #[cfg(test)]
 fn between<'a>(text: &'a str, part: &Part) -> anyhow::Result<&'a str> {
-    let (_, rest) = text.split_once(part.begin).with_context(|| format!("{}: no {} in it", part.file, part.begin))?;
-    let (inside, _) = rest.split_once(part.end).with_context(|| format!("{}: no {} after {}", part.file, part.end, part.begin))?;
-    Ok(inside.strip_prefix('\n').unwrap_or(inside))
+    Ok(split(text, part)?.1)
 }
 
 /// The rows whose figures are older than their code, each said with the commit that changed it.
