@@ -147,17 +147,15 @@ impl Engine {
         }
     }
 
-    /// The notice a clicked banner shows: as saved, or, while its mark is still being written,
-    /// as the deliverer holds it in memory.
+    /// The notice a clicked banner shows. A banner whose mark is still being written is asked
+    /// of the deliverer first: a banner that replaced another in place has the same id, and the
+    /// store would still answer with the notice it replaced.
     fn clicked_notice(&self, banner_id: u32) -> Result<Option<StoredNotice>, StoreError> {
-        if let Some(notice) = self.inner.store.notice_by_banner(banner_id)? {
+        let unrecorded = self.inner.delivering.unrecorded.locked().iter().find(|(_, id)| **id == banner_id).map(|(key, _)| key.clone());
+        if let Some(notice) = unrecorded.map(|key| self.inner.store.notice(&key)).transpose()?.flatten() {
             return Ok(Some(notice));
         }
-        let key = self.inner.delivering.unrecorded.locked().iter().find(|(_, id)| **id == banner_id).map(|(key, _)| key.clone());
-        match key {
-            Some(key) => self.inner.store.notice(&key),
-            None => Ok(None),
-        }
+        self.inner.store.notice_by_banner(banner_id)
     }
 
     /// Clicks open what their banner told; a notification server's arrival wakes the deliverer,
