@@ -176,12 +176,19 @@ fn once(follows: usize, path: &Path, quick: bool) -> anyhow::Result<One> {
     // Held: as many waits as the transport lets be held, after a settle.
     let all: Vec<&String> = runs.iter().chain(&handoffs).collect();
     let count_held = || all.iter().filter(|id| sim.held_waits(id) > 0).count();
+    // Each count is one instant; a wait the simulator just ended is asked again a moment later,
+    // so the figure is the most seen at one instant, through the settle as well.
     let start = Instant::now();
-    while count_held() < follows && start.elapsed() < Duration::from_secs(if quick { 30 } else { 90 }) {
+    let mut held = count_held();
+    while held < follows && start.elapsed() < Duration::from_secs(if quick { 30 } else { 90 }) {
         std::thread::sleep(Duration::from_millis(200));
+        held = held.max(count_held());
     }
-    std::thread::sleep(Duration::from_secs(if quick { 3 } else { 10 }));
-    let held = count_held();
+    let settled = Instant::now();
+    while settled.elapsed() < Duration::from_secs(if quick { 3 } else { 10 }) {
+        std::thread::sleep(Duration::from_millis(200));
+        held = held.max(count_held());
+    }
     let (rss, _) = procfs::rss_pss_kib(pid)?;
     let (fds, sockets) = procfs::descriptors(pid)?;
     let connections = procfs::tcp_connections_to(world.port())?;
