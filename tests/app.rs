@@ -1052,7 +1052,9 @@ fn a_program_that_is_not_the_trays_windows_cannot_change_a_setting_or_restart_th
 }
 
 /// Settings → Restart: the new tray serves the local socket with the password the first had
-/// (docs/local-socket.md: `auth` answers "OK: Authenticated" in password mode alone).
+/// (docs/local-socket.md: `auth` answers "OK: Authenticated" in password mode alone), and
+/// neither the tray the windows started nor the restarted one holds a secret in its
+/// environment (docs/architecture.md "Two processes": handed on standard input).
 #[test]
 fn a_restart_from_the_settings_keeps_the_sockets_password() {
     use cmux_tray_e2e::webdriver::WebDriver;
@@ -1067,10 +1069,24 @@ fn a_restart_from_the_settings_keeps_the_sockets_password() {
     let auth = format!("auth {password}");
     wait_until("the socket in password mode", LIMIT, || socket_answer(&home.socket(), &auth).as_deref() == Some("OK: Authenticated"));
     let first = app_pid(&home);
+    let holds_no_secret = |pid: u32| {
+        let environ = String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/environ")).unwrap()).into_owned();
+        for secret in ["CMUX_TRAY_TOKEN", "CMUX_SOCKET_PASSWORD", user.access_token.as_str(), password] {
+            assert!(!environ.contains(secret), "{secret} in the environment of the tray {pid}");
+        }
+    };
+    holds_no_secret(first);
     wd.run("window.__TAURI__.core.invoke('restart'); return 1;", serde_json::json!([]));
-    wait_until("the tray restarted", LIMIT, || home.pids_of("cmux-tray-app").iter().any(|pid| *pid != first));
+    let mut restarted = None;
+    wait_until("the tray restarted", LIMIT, || {
+        restarted = home.pids_of("cmux-tray-app").into_iter().find(|pid| *pid != first);
+        restarted.is_some()
+    });
     wait_until("the restarted tray's socket", LIMIT, || socket_answer(&home.socket(), "ping").is_some());
     assert_eq!(socket_answer(&home.socket(), &auth).as_deref(), Some("OK: Authenticated"), "the restarted tray dropped the password");
+    holds_no_secret(restarted.unwrap());
+    // The token came along too: the restarted tray is signed in with it.
+    wait_until("signed in with the token", LIMIT, || !home.status()["account"].is_null() && home.status()["account"]["problem"].is_null());
 }
 
 /// A program that knows a key, even the tray's very own (given on its standard input by that

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use cmux_tray_channel::{self as channel, Call, ChannelKey, FromTray, Page, Program, ToTray, endpoint};
+use cmux_tray_channel::{self as channel, Call, ChannelKey, FromTray, Page, Program, ToTray, endpoint, handover};
 use serde_json::Value;
 use tokio::io::{BufReader, ReadHalf};
 use tokio::sync::{mpsc, oneshot};
@@ -36,8 +36,8 @@ pub type Incoming = BufReader<ReadHalf<endpoint::ClientStream>>;
 
 impl TrayLink {
     /// Reaches the tray at `path`; when none answers (a window opened by hand, a test's
-    /// WebDriver), starts it with `environment` (the secrets included: the tray is their user)
-    /// and a key made here on its standard input, and waits for it.
+    /// WebDriver), starts it with `environment`, the secrets (the tray is their user) and a key
+    /// made here on its standard input, and waits for it.
     pub async fn connect(
         path: &Path,
         environment: &std::collections::BTreeMap<String, String>,
@@ -51,7 +51,11 @@ impl TrayLink {
                 })?;
                 tracing::info!("no tray runs: starting {}", tray.display());
                 let mut command = std::process::Command::new(&tray);
-                command.args(["--hidden", "--key-on-stdin"]).env_clear().envs(environment).stdin(std::process::Stdio::piped());
+                command
+                    .args(["--hidden", handover::SECRETS_ON_STDIN, "--key-on-stdin"])
+                    .env_clear()
+                    .envs(handover::without_secrets(environment))
+                    .stdin(std::process::Stdio::piped());
                 // A group of its own: a terminal's Ctrl-C to these windows leaves the tray running.
                 #[cfg(unix)]
                 std::os::unix::process::CommandExt::process_group(&mut command, 0);
@@ -59,6 +63,7 @@ impl TrayLink {
                 let made = ChannelKey::generate();
                 if let Some(mut stdin) = started_tray.stdin.take() {
                     use std::io::Write;
+                    stdin.write_all(handover::secrets_block(environment).as_bytes())?;
                     stdin.write_all(made.line().as_bytes())?;
                 }
                 key = Some(made);

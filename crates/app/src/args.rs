@@ -44,6 +44,10 @@ pub struct Args {
     /// this tray made it; docs/architecture.md "Two processes").
     #[arg(long, hide = true)]
     pub key_on_stdin: bool,
+    /// The person's secrets come first on standard input, before any key (the app's own
+    /// process that started this tray had them; cmux_tray_channel::handover).
+    #[arg(long, hide = true)]
+    pub secrets_on_stdin: bool,
 }
 
 /// A page by its word; `--help` lists the words.

@@ -31,7 +31,7 @@ mod windows_process;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cmux_tray_channel::ChannelKey;
+use cmux_tray_channel::{ChannelKey, handover};
 use cmux_tray_engine::EngineEvent;
 use cmux_tray_engine::config::Paths;
 use cmux_tray_host::Host;
@@ -153,12 +153,24 @@ async fn stop(running: Running) {
         let _ = std::fs::remove_dir_all(root);
     }
     if app.restart.load(Ordering::SeqCst) {
-        // The new tray gets the environment this one was started with: the secrets this process
-        // took out of its own (the socket's password, a token) are the person's settings too.
-        let restart = |exe| std::process::Command::new(exe).args(["--open", "settings"]).env_clear().envs(&environment).spawn();
-        match std::env::current_exe().map(restart) {
-            Ok(Ok(_)) => tracing::info!("restarted"),
-            Ok(Err(e)) | Err(e) => tracing::error!("restarting: {e}"),
+        // The new tray gets the environment this one was started with; the secrets this process
+        // took out of its own (the socket's password, a token) on its standard input.
+        let restart = |exe| -> std::io::Result<()> {
+            let mut tray = std::process::Command::new(exe)
+                .args(["--open", "settings", handover::SECRETS_ON_STDIN])
+                .env_clear()
+                .envs(handover::without_secrets(&environment))
+                .stdin(std::process::Stdio::piped())
+                .spawn()?;
+            tray.stdin
+                .take()
+                .map(|mut stdin| std::io::Write::write_all(&mut stdin, handover::secrets_block(&environment).as_bytes()))
+                .transpose()?;
+            Ok(())
+        };
+        match std::env::current_exe().and_then(restart) {
+            Ok(()) => tracing::info!("restarted"),
+            Err(e) => tracing::error!("restarting: {e}"),
         }
     }
 }
@@ -177,7 +189,7 @@ fn cannot_start(why: &str) -> ! {
 fn main() {
     // Before any thread: private files from here on, and no secret in a child's environment
     // (the windows process, the opener). The settings read the secrets from what it returns.
-    let environment = cmux_tray_engine::private::start();
+    let mut environment = cmux_tray_engine::private::start();
     // `--help`, `--version` and a bad argument end here, before anything starts.
     let args = <args::Args as clap::Parser>::parse();
     if args.man {
@@ -189,7 +201,14 @@ fn main() {
     let _log = cmux_tray_host::logging::start();
     let argv: Vec<String> = std::env::args().collect();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap_or_else(|e| cannot_start(&e.to_string()));
-    // Read before anything else could take standard input; a key that cannot be read means a
+    // The secrets, then the key: read before anything else could take standard input.
+    if args.secrets_on_stdin {
+        match handover::read_secrets(std::io::stdin().lock()) {
+            Ok(secrets) => environment.extend(secrets),
+            Err(e) => tracing::warn!("{}: {e}; this tray goes without them", handover::SECRETS_ON_STDIN),
+        }
+    }
+    // A key that cannot be read means a
     // windows process started this tray and will not be able to attach: a new key, said.
     let key = match args.key_on_stdin {
         true => ChannelKey::read_line(std::io::stdin().lock()).unwrap_or_else(|e| {

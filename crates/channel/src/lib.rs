@@ -9,6 +9,7 @@
 //! links what it draws with and this (no SQLite, HTTP/2, D-Bus, keyring or ICU):
 //!
 //! - [`key`]: the per-launch secret, handed over on standard input.
+//! - [`handover`]: the person's secrets, handed to a tray this app starts on its standard input.
 //! - [`page`]: the app's windows, a page each ([`Page`]).
 //! - [`message`]: what each side sends ([`ToTray`], [`FromTray`]).
 //! - [`call`]: a page's call as a typed request ([`Call`]), answered by a `Result`.
@@ -19,6 +20,7 @@
 
 pub mod call;
 pub mod endpoint;
+pub mod handover;
 pub mod key;
 pub mod line;
 pub mod message;
