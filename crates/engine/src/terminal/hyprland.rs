@@ -17,18 +17,7 @@ pub fn socket() -> Option<PathBuf> {
     }
     let runtime = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).filter(|d| d.is_absolute());
     let places = runtime.map(|d| d.join("hypr")).into_iter().chain([PathBuf::from("/tmp/hypr")]);
-    places.map(|folder| folder.join(&signature).join(".socket.sock")).find(|p| own_socket(p))
-}
-
-#[cfg(unix)]
-fn own_socket(path: &Path) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == rustix::process::geteuid().as_raw())
-}
-
-#[cfg(not(unix))]
-fn own_socket(_: &Path) -> bool {
-    false
+    places.map(|folder| folder.join(&signature).join(".socket.sock")).find(|p| super::trust::persons_socket(p))
 }
 
 /// One request and its whole answer, within the terminals' time limit. Hyprland serves its

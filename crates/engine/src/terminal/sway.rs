@@ -1,7 +1,7 @@
 //! sway's window layer (Wayland, where EWMH does not reach): which terminal window has the focus
 //! and bringing one forward, through sway's IPC (the i3 protocol: `i3-ipc`, a length, a type and
 //! JSON; `GET_TREE` lists each window with its `pid` and `focused`, `RUN_COMMAND` runs `[pid=N]
-//! focus`). The socket is `SWAYSOCK`, spoken to only when the file is the user's own. A window
+//! focus`). The socket is `SWAYSOCK`, spoken to only when it is the user's own socket, not a link. A window
 //! is found from a process by its ancestors: the terminal whose pid sway lists is one of them.
 
 use std::path::PathBuf;
@@ -9,18 +9,7 @@ use std::path::PathBuf;
 /// sway's IPC socket, when this session has one that is the user's own.
 pub fn socket() -> Option<PathBuf> {
     let path = PathBuf::from(std::env::var_os("SWAYSOCK")?);
-    own_socket(&path).then_some(path)
-}
-
-#[cfg(unix)]
-fn own_socket(path: &std::path::Path) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == rustix::process::geteuid().as_raw())
-}
-
-#[cfg(not(unix))]
-fn own_socket(_: &std::path::Path) -> bool {
-    false
+    super::trust::persons_socket(&path).then_some(path)
 }
 
 /// The message types used (sway-ipc(7)).

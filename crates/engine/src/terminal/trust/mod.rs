@@ -32,6 +32,20 @@ use std::path::{Path, PathBuf};
 #[cfg_attr(not(target_os = "linux"), path = "other.rs")]
 mod platform;
 
+/// Whether `path` is a socket of the person's own, itself and not a link to one: what a
+/// compositor's IPC socket (sway's, Hyprland's) must be before it is spoken to.
+#[cfg(unix)]
+pub fn persons_socket(path: &Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == platform::uid())
+}
+
+/// Windows: no compositor's socket.
+#[cfg(not(unix))]
+pub fn persons_socket(_: &Path) -> bool {
+    false
+}
+
 /// A terminal server whose socket a place names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Server {
@@ -206,6 +220,23 @@ mod tests {
         assert!(e.contains("not in the person's own WezTerm folder"), "{e}");
         let e = platform::socket_in(&folders, &inside, Server::Wezterm).unwrap_err().0;
         assert!(e.contains("not by WezTerm"), "this test's own program serves it: {e}");
+    }
+
+    /// A compositor's socket: the person's own socket, never a link to one or another file.
+    #[cfg(unix)]
+    #[test]
+    fn a_compositors_socket_is_the_persons_own_and_no_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sway-ipc.sock");
+        let _served = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let link = dir.path().join("link.sock");
+        std::os::unix::fs::symlink(&socket, &link).unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        assert!(persons_socket(&socket));
+        assert!(!persons_socket(&link), "a link");
+        assert!(!persons_socket(&file), "not a socket");
+        assert!(!persons_socket(&dir.path().join("absent")));
     }
 
     #[test]

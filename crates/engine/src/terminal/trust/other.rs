@@ -30,9 +30,7 @@ pub fn socket_anywhere(path: &Path, server: Server) -> Result<Trusted, Distruste
     let said = |why: String| Distrusted(format!("{}'s socket {}: {why}", server.name(), path.display()));
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        let own = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket() && m.uid() == uid());
-        if !own {
+        if !super::persons_socket(path) {
             return Err(said("not a socket of the person's (a link, or someone else's)".into()));
         }
         let stream = std::os::unix::net::UnixStream::connect(path).map_err(|e| said(format!("nothing answers ({e})")))?;
