@@ -9,7 +9,7 @@ use cmux_tray_engine::config::Paths;
 
 use crate::args::ConfigAction;
 use crate::send_within;
-use cmux_tray_engine::local::requests::Reload;
+use cmux_tray_engine::local::requests::{MethodRequest, Reload, Reloaded};
 
 pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Result<()> {
     use cmux_tray_engine::config;
@@ -46,9 +46,11 @@ pub(crate) async fn config(paths: &Paths, action: ConfigAction) -> anyhow::Resul
                 return Ok(());
             }
             // Applied live when an engine runs; otherwise at its next start.
-            match send_within(paths, &Reload, Duration::from_secs(5)).await {
-                Ok(r) if r["reloaded"] == json!(false) => eprintln!("cmux-tray: {}", r["problem"].as_str().unwrap_or("not applied")),
-                Ok(_) => println!("{key} = {value} (applied)"),
+            let answer = send_within(paths, &Reload, Duration::from_secs(5)).await;
+            match answer.map(serde_json::from_value::<Reloaded>) {
+                Ok(Ok(Reloaded { reloaded: true, .. })) => println!("{key} = {value} (applied)"),
+                Ok(Ok(Reloaded { problem, .. })) => eprintln!("cmux-tray: {}", problem.as_deref().unwrap_or("not applied")),
+                Ok(Err(e)) => eprintln!("cmux-tray: the tray's answer to {}: {e}", <Reload as MethodRequest>::METHOD),
                 Err(_) => println!("{key} = {value} (applies when cmux-tray starts)"),
             }
             Ok(())

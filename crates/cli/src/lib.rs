@@ -128,13 +128,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let overrides = notify::Overrides { socket, workspace, surface };
             let post = notify::Post { title, subtitle, body, needs_you };
             match notify::send(&paths, &notify::Caller::new(environment()), &overrides, &post).await {
-                Ok(result) => {
+                Ok(created) => {
                     // The socket's answer in cmux's own casing, said in this command line's.
                     if json {
-                        println!(
-                            "{}",
-                            json!({"id": result["id"], "workspaceId": result["workspace_id"], "surfaceId": result["surface_id"]})
-                        );
+                        println!("{}", json!({"id": created.id, "workspaceId": created.workspace_id, "surfaceId": created.surface_id}));
                     }
                     Ok(())
                 }

@@ -6,12 +6,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use cmux_tray_engine::config::Paths;
 use cmux_tray_engine::local::client::{self, NotifyConfig, Resolved, Undeliverable};
 use cmux_tray_engine::local::forwarded::FORWARDED_SOCKET;
-use cmux_tray_engine::local::requests::{Attach, CreateForCaller};
+use cmux_tray_engine::local::requests::{Attach, CreateForCaller, Created, MethodRequest};
 use cmux_tray_engine::notice::local::LocalPost;
 use cmux_tray_engine::place::Place;
 use cmux_tray_engine::store::SessionShown;
@@ -117,7 +115,7 @@ impl From<client::RequestError> for NotSent {
 
 /// Sends `post` with `notification.create_for_caller`, with the caller's terminal place for the
 /// click and the focus rule. Returns the result, or why nothing went out.
-pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &Post) -> Result<Value, NotSent> {
+pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &Post) -> Result<Created, NotSent> {
     let resolved = resolve(paths, &caller.env, overrides).map_err(NotSent::Other)?;
     let socket = resolved.deliverable().map_err(|why| NotSent::undeliverable(why, &paths.socket(), &paths.config_file))?;
     let request = CreateForCaller {
@@ -154,7 +152,10 @@ pub async fn send(paths: &Paths, caller: &Caller, overrides: &Overrides, post: &
                     wait.as_secs()
                 )));
             }
-            answer => return Ok(answer?),
+            answer => {
+                return serde_json::from_value(answer?)
+                    .map_err(|e| NotSent::Other(format!("the tray's answer to {}: {e}", CreateForCaller::METHOD)));
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `notification.create` (v1 `notify`, `notify_needs_you`, `notify_target`): a notice, with the
 //! cmux surface it came from. Saved with its batch, in one commit (`local/methods.rs`).
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::MethodRequest;
@@ -82,8 +83,18 @@ pub fn saved_v1(saved: Result<Notice, EngineError>) -> String {
     }
 }
 
+/// A saved notice's v2 result, as the server writes it and the client reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Created {
+    /// Its cmux id.
+    pub id: String,
+    pub workspace_id: Option<String>,
+    pub surface_id: Option<String>,
+}
+
 /// A saved notice's v2 result: where it is, and its cmux id.
 pub fn saved_v2(saved: Result<Notice, EngineError>) -> Result<Value, MethodError> {
     let origin = saved.map_err(internal)?.local.unwrap_or_default();
-    Ok(json!({"workspace_id": origin.workspace_id, "surface_id": origin.surface_id, "id": origin.cmux_id}))
+    let created = Created { id: origin.cmux_id, workspace_id: origin.workspace_id, surface_id: origin.surface_id };
+    serde_json::to_value(created).map_err(internal)
 }

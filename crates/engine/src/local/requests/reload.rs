@@ -1,6 +1,7 @@
 //! `settings.reload`: read the config file again.
 
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::local::protocol::{Method, MethodError};
 use crate::service::Engine;
@@ -10,10 +11,17 @@ pub struct Reload;
 
 without_params!(Reload, Method::SettingsReload);
 
+/// Its result: applied, or the problem that kept the file's settings from applying.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reloaded {
+    pub reloaded: bool,
+    pub problem: Option<String>,
+}
+
 impl Reload {
     pub fn apply(self, engine: &Engine) -> Result<Value, MethodError> {
         engine.reload_delivery_settings();
         let problem = engine.delivery_settings_problem().map(|p| p.to_string());
-        Ok(json!({"reloaded": problem.is_none(), "problem": problem}))
+        serde_json::to_value(Reloaded { reloaded: problem.is_none(), problem }).map_err(crate::local::requests::params::internal)
     }
 }
