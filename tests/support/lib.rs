@@ -15,6 +15,7 @@ use serde_json::Value;
 
 pub mod faults;
 pub mod gnome;
+pub mod kwin;
 pub mod network;
 pub mod sshd;
 mod store;

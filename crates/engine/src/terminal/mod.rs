@@ -14,6 +14,7 @@ pub mod compositor;
 mod confine;
 pub mod hyprland;
 pub mod kitty;
+pub mod kwin;
 pub mod process;
 pub mod remote;
 pub mod sway;
@@ -87,7 +88,7 @@ async fn reveal(place: &Place, activation: Option<&str>) -> Result<(), RevealErr
     if let Some(note) = inner.as_ref().and_then(|o| o.note.as_deref()) {
         tracing::info!("{note}");
     }
-    // Under sway or Hyprland (Wayland, their Xwayland windows too) the compositor focuses the
+    // Under sway, Hyprland or KWin (Wayland, their Xwayland windows too) the compositor focuses the
     // switched client's window.
     if let (Some(pid), Some(compositor)) = (inner.as_ref().and_then(|o| o.raise_pid), Compositor::of_session()) {
         if let Err(e) = compositor.focus(pid).await {
@@ -134,7 +135,7 @@ async fn looked_at(place: &Place) -> Option<bool> {
     }
     // A client shows the pane: it is looked at when that client's terminal window has the focus.
     if let Some(compositor) = Compositor::of_session() {
-        return compositor.shows_focused(&clients).await.ok();
+        return compositor.shows_focused(&clients).await.map_err(|e| tracing::info!("whether the pane's window has the focus: {e}")).ok();
     }
     let display = x11::display_for(place.x11.as_ref())?;
     let active = x11::active_window(display.clone()).await.ok()??;
