@@ -16,6 +16,7 @@ use serde_json::Value;
 pub mod faults;
 pub mod gnome;
 pub mod network;
+pub mod plasma;
 pub mod sshd;
 mod store;
 pub mod sway;
