@@ -25,6 +25,15 @@ pub struct Plasma {
 impl Plasma {
     /// plasmashell on `desktop`'s display and bus, its banners kept on screen until closed.
     pub fn start(desktop: &DesktopSession) -> Plasma {
+        Self::start_with(desktop, true)
+    }
+
+    /// plasmashell with its own settings: a popup of normal urgency times out after 5 s.
+    pub fn start_with_its_own_popup_timeout(desktop: &DesktopSession) -> Plasma {
+        Self::start_with(desktop, false)
+    }
+
+    fn start_with(desktop: &DesktopSession, popups_stay: bool) -> Plasma {
         let display = desktop.display.clone().expect("a virtual display for plasmashell");
         let dir = tempfile::Builder::new().prefix("plasma-").tempdir().unwrap();
         for sub in ["home", "config", "data", "cache", "run"] {
@@ -34,7 +43,9 @@ impl Plasma {
         // Banners stay until closed, as dunst's and mako's do here: Plasma's own popup timeout
         // (5 s) would end a banner while the test still counts it (and Plasma then says
         // `NotificationClosed` reason 1, expired).
-        std::fs::write(dir.path().join("config/plasmanotifyrc"), "[Notifications]\nPopupTimeout=3600000\n").unwrap();
+        if popups_stay {
+            std::fs::write(dir.path().join("config/plasmanotifyrc"), "[Notifications]\nPopupTimeout=3600000\n").unwrap();
+        }
         let mut plasma = Plasma { dir, display, children: Vec::new() };
         // plasmashell aborts its shell's load without the activity manager ("kactivitymanagerd
         // is not running"), which the bus would start by activation on a desktop; this one
