@@ -17,6 +17,7 @@ pub mod faults;
 pub mod gnome;
 pub mod kwin;
 pub mod network;
+pub mod plasma;
 pub mod sshd;
 mod store;
 pub mod sway;

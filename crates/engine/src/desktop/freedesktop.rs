@@ -16,8 +16,12 @@
 //! those hints keep one banner per item even when our own replace id was lost in a crash. Bodies
 //! are escaped for servers that render markup (`body-markup`): text from the cloud or an agent
 //! shows as the text it is.
+//!
+//! A banner the server has closed itself (timed out, dismissed, clicked: `NotificationClosed`) is
+//! not replaced by its id: the newer notice is a banner of its own. KDE Plasma 5.27 answers a
+//! replacement of a popup that timed out with the same id and shows nothing (docs/notices.md §5).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,6 +46,32 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// double click is.
 const CLICK_ECHO: Duration = Duration::from_secs(1);
 
+/// How many closed banners' ids are remembered: far more than are ever open at once.
+const CLOSED_KEPT: usize = 256;
+
+/// The banners the server said it closed, newest last; a newer notice does not replace them.
+#[derive(Default)]
+struct Closed(VecDeque<u32>);
+
+impl Closed {
+    fn closed(&mut self, banner_id: u32) {
+        if self.0.len() == CLOSED_KEPT {
+            self.0.pop_front();
+        }
+        self.0.push_back(banner_id);
+    }
+
+    /// The id to replace: `replaces` unless the server closed that banner.
+    fn to_replace(&self, replaces: Option<u32>) -> Option<u32> {
+        replaces.filter(|id| !self.0.contains(id))
+    }
+
+    /// A banner the server shows now under `banner_id` (servers reuse ids) is open again.
+    fn shown(&mut self, banner_id: u32) {
+        self.0.retain(|id| *id != banner_id);
+    }
+}
+
 pub struct Freedesktop {
     app_name: String,
     bus: tokio::sync::Mutex<Option<Bus>>,
@@ -56,6 +86,8 @@ struct Bus {
     listener: tokio::task::JoinHandle<()>,
     /// Whether the server in place renders body markup; asked once per server.
     markup: Arc<Mutex<Option<bool>>>,
+    /// The banners the server closed itself, told by the listener.
+    closed: Arc<Mutex<Closed>>,
 }
 
 impl Drop for Bus {
@@ -72,23 +104,24 @@ impl Freedesktop {
 
     /// The live connection and its capability cache, connecting (and starting the listener)
     /// when there is none or the bus closed the last one.
-    async fn bus(&self) -> Result<(zbus::Connection, Arc<Mutex<Option<bool>>>), DesktopError> {
+    async fn bus(&self) -> Result<(zbus::Connection, Arc<Mutex<Option<bool>>>, Arc<Mutex<Closed>>), DesktopError> {
         let mut guard = self.bus.lock().await;
         if let Some(b) = guard.as_ref().filter(|b| !b.conn.is_closed()) {
-            return Ok((b.conn.clone(), b.markup.clone()));
+            return Ok((b.conn.clone(), b.markup.clone(), b.closed.clone()));
         }
         *guard = None; // a closed connection's listener stops here
         let connect = async {
             let conn = zbus::connection::Builder::session()?.method_timeout(CALL_TIMEOUT).build().await?;
             let markup = Arc::new(Mutex::new(None));
-            let listener = listen(&conn, self.events_tx.clone(), markup.clone()).await?;
-            Ok::<_, zbus::Error>(Bus { conn, listener, markup })
+            let closed = Arc::new(Mutex::new(Closed::default()));
+            let listener = listen(&conn, self.events_tx.clone(), markup.clone(), closed.clone()).await?;
+            Ok::<_, zbus::Error>(Bus { conn, listener, markup, closed })
         };
         let bus = tokio::time::timeout(CALL_TIMEOUT, connect)
             .await
             .map_err(|_| DesktopError::Unavailable("the session bus did not answer in time".into()))?
             .map_err(|e| DesktopError::Unavailable(e.to_string()))?;
-        let out = (bus.conn.clone(), bus.markup.clone());
+        let out = (bus.conn.clone(), bus.markup.clone(), bus.closed.clone());
         *guard = Some(bus);
         Ok(out)
     }
@@ -130,7 +163,8 @@ impl Freedesktop {
         if banner.title.contains('\0') || banner.body.contains('\0') {
             return Err(DesktopError::Refused("its text holds a NUL character".into()));
         }
-        let (conn, cache) = self.bus().await?;
+        let (conn, cache, closed) = self.bus().await?;
+        let replaces = closed.locked().to_replace(banner.replaces);
         let markup = self.renders_markup(&conn, &cache).await?;
         let body = if markup { escape_markup(&banner.body) } else { banner.body.clone() };
         let mut hints: HashMap<&str, Value<'_>> = HashMap::new();
@@ -138,7 +172,7 @@ impl Freedesktop {
         // The stack tags replace an item's banner whose id was lost (a crash before the id was
         // saved); a replacement by id needs neither, and mako crashes when it gets both.
         let tag = banner.item.to_string();
-        if banner.replaces.is_none() {
+        if replaces.is_none() {
             hints.insert("x-dunst-stack-tag", Value::Str(tag.clone().into()));
             hints.insert("x-canonical-private-synchronous", Value::Str(tag.clone().into()));
         }
@@ -151,9 +185,11 @@ impl Freedesktop {
             hints.insert("suppress-sound", Value::Bool(true));
         }
         let actions = vec!["default", "Open"];
-        let body = (self.app_name.as_str(), banner.replaces.unwrap_or(0), "", banner.title.as_str(), body.as_str(), actions, hints, -1i32);
+        let body = (self.app_name.as_str(), replaces.unwrap_or(0), "", banner.title.as_str(), body.as_str(), actions, hints, -1i32);
         let reply = self.call(&conn, "Notify", &body).await?;
-        reply.body().deserialize::<u32>().map_err(|e| DesktopError::Refused(format!("the answer to Notify was no id: {e}")))
+        let id = reply.body().deserialize::<u32>().map_err(|e| DesktopError::Refused(format!("the answer to Notify was no id: {e}")))?;
+        closed.locked().shown(id);
+        Ok(id)
     }
 }
 
@@ -164,7 +200,7 @@ impl Desktop for Freedesktop {
 
     fn withdraw(&self, banner_id: u32) -> BoxFuture<'_, Result<(), DesktopError>> {
         Box::pin(async move {
-            let (conn, _) = self.bus().await?;
+            let (conn, ..) = self.bus().await?;
             self.call(&conn, "CloseNotification", &(banner_id,)).await.map(drop)
         })
     }
@@ -235,23 +271,27 @@ pub fn escape_markup(text: &str) -> String {
     out
 }
 
-/// Starts the connection's one listener: `ActionInvoked` (a click) and `NameOwnerChanged` of the
-/// notification server's name (one appeared: tell the engine, and ask its capabilities anew).
+/// Starts the connection's one listener: `ActionInvoked` (a click), `NotificationClosed` (kept in
+/// `closed`) and `NameOwnerChanged` of the notification server's name (one appeared: tell the
+/// engine, and ask its capabilities anew).
 async fn listen(
     conn: &zbus::Connection,
     tx: mpsc::UnboundedSender<DesktopEvent>,
     markup: Arc<Mutex<Option<bool>>>,
+    closed: Arc<Mutex<Closed>>,
 ) -> zbus::Result<tokio::task::JoinHandle<()>> {
     let dbus = zbus::fdo::DBusProxy::new(conn).await?;
     let signal = || zbus::MatchRule::builder().msg_type(zbus::message::Type::Signal);
     let clicks = signal().interface(IFACE)?.member("ActionInvoked")?.build();
     let tokens = signal().interface(IFACE)?.member("ActivationToken")?.build();
+    let closings = signal().interface(IFACE)?.member("NotificationClosed")?.build();
     let owner =
         signal().sender("org.freedesktop.DBus")?.interface("org.freedesktop.DBus")?.member("NameOwnerChanged")?.arg(0, DEST)?.build();
     // A stream made before the rules are added misses nothing they let through.
     let mut stream = zbus::MessageStream::from(conn);
     dbus.add_match_rule(clicks).await?;
     dbus.add_match_rule(tokens).await?;
+    dbus.add_match_rule(closings).await?;
     dbus.add_match_rule(owner).await?;
     // Who serves the banners now: a click or a token is believed from that connection alone,
     // not from any program on the bus that sends a signal of the same name.
@@ -292,6 +332,12 @@ async fn listen(
                     }
                     continue;
                 }
+                Some("NotificationClosed") if ours => {
+                    if let Ok((banner_id, _reason)) = msg.body().deserialize::<(u32, u32)>() {
+                        closed.locked().closed(banner_id);
+                    }
+                    continue;
+                }
                 Some("NameOwnerChanged") => match msg.body().deserialize::<(String, String, String)>() {
                     Ok((name, _, new_owner)) if name == DEST => {
                         // Another server, perhaps other capabilities.
@@ -316,6 +362,26 @@ async fn listen(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A banner the server closed (Plasma's timed-out popup) is not replaced by its id; one it
+    /// shows again under that id (a server reusing ids) is; the memory is bounded.
+    #[test]
+    fn a_banner_the_server_closed_is_not_replaced_by_its_id() {
+        let mut closed = Closed::default();
+        assert_eq!(closed.to_replace(Some(7)), Some(7));
+        assert_eq!(closed.to_replace(None), None);
+        closed.closed(7);
+        assert_eq!(closed.to_replace(Some(7)), None, "closed by the server: a new banner");
+        assert_eq!(closed.to_replace(Some(8)), Some(8));
+        closed.shown(7);
+        assert_eq!(closed.to_replace(Some(7)), Some(7), "shown again under the same id");
+        for id in 0..(CLOSED_KEPT as u32 + 10) {
+            closed.closed(id);
+        }
+        assert_eq!(closed.0.len(), CLOSED_KEPT);
+        assert_eq!(closed.to_replace(Some(0)), Some(0), "the oldest are forgotten");
+        assert_eq!(closed.to_replace(Some(CLOSED_KEPT as u32 + 9)), None);
+    }
 
     fn error_reply(name: &str) -> zbus::Error {
         let call = zbus::Message::method_call(PATH, "Notify").unwrap().destination(DEST).unwrap().build(&()).unwrap();
