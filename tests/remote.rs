@@ -8,6 +8,7 @@
 // Linux only, as the whole end-to-end suite (support/lib.rs says why).
 #![cfg(target_os = "linux")]
 
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -280,4 +281,89 @@ fn a_program_that_only_calls_itself_ssh_is_not_taken_for_a_forward() {
     wait_until("the notice", LIMIT, || titled(&home, "Deploy done").len() == 1);
     let notice = titled(&home, "Deploy done").remove(0);
     assert_eq!(notice["subtitle"], "payments", "no host taken from a program named ssh: {notice}");
+}
+
+/// The static client where scripts/remote-client leaves it, beside the tests' own build
+/// (`target/x86_64-unknown-linux-musl/release/` beside `target/debug/`; docs/terminals.md).
+fn static_client() -> PathBuf {
+    let path = bin("cmux-tray").parent().unwrap().join("../x86_64-unknown-linux-musl/release/cmux-tray");
+    assert!(path.is_file(), "{} is missing: run scripts/remote-client first", path.display());
+    std::fs::canonicalize(path).unwrap()
+}
+
+/// `client` copied alone into an empty folder that is the root of its run (a mount namespace of
+/// its own, `chroot`): no loader, no library, no `/etc`, no D-Bus, no display, only the tray's
+/// socket folder bound in at `/run`. Sends `notify --strict` from there.
+fn notify_from_an_empty_root(home: &Home, client: &Path, title: &str) -> std::process::Output {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::copy(client, root.path().join("cmux-tray")).unwrap();
+    std::fs::create_dir(root.path().join("run")).unwrap();
+    let socket = home.socket();
+    let script = r#"mount --bind "$1" "$2/run" && exec chroot "$2" /cmux-tray notify --strict --title "$3" --body 'from an empty root'"#;
+    std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "--", "sh", "-c", script, "sh"])
+        .arg(socket.parent().unwrap())
+        .arg(root.path())
+        .arg(title)
+        .env_clear()
+        .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
+        .env("HOME", "/")
+        .env("CMUX_SOCKET_PATH", Path::new("/run").join(socket.file_name().unwrap()))
+        .stdin(Stdio::null())
+        .output()
+        .expect("unshare runs (util-linux)")
+}
+
+/// The remote client needs nothing of the machine it runs on (docs/terminals.md, "The client
+/// there"): the static build, alone in an empty root, sends a notice that reaches the tray's
+/// banner; the program as built here cannot even start there.
+#[test]
+#[ignore = "needs the static client: scripts/remote-client builds it (a release build for musl, minutes), then --ignored"]
+fn the_static_client_alone_in_an_empty_root_sends_a_notice_that_reaches_the_tray() {
+    let client = static_client();
+    let desktop = DesktopSession::start_with_recorder(&[]);
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), &desktop.address);
+    let _daemon = home.daemon("no-token-needed-for-local-notices");
+
+    let out = notify_from_an_empty_root(&home, &client, "From an empty root");
+    assert!(out.status.success(), "the static client ran alone: {out:?}");
+    wait_until("its banner", LIMIT, || !banners(&desktop, "From an empty root").is_empty());
+    assert_eq!(titled(&home, "From an empty root").len(), 1, "saved once");
+
+    // The same root is empty indeed: the program as built here (glibc, libdbus-1) finds no loader.
+    let out = notify_from_an_empty_root(&home, &bin("cmux-tray"), "From the host's build");
+    assert!(!out.status.success(), "the dynamic build cannot start in an empty root: {out:?}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(titled(&home, "From the host's build").is_empty());
+}
+
+/// `remote setup` copies the static client when there is one, and otherwise this program, saying
+/// on stderr what that one needs there (docs/terminals.md, "The client there").
+#[test]
+#[ignore = "needs the static client: scripts/remote-client builds it (a release build for musl, minutes), then --ignored"]
+fn remote_setup_copies_the_static_client_or_says_the_program_it_copies_needs_libraries() {
+    let client = static_client();
+    let cloud = Cloud::start();
+    let home = Home::new(&cloud.origin(), "unix:path=/nonexistent");
+    let sshd = Sshd::start();
+    let user = RemoteUser::make("cmux-tray-remote4", &sshd);
+    let read = |path: &Path| std::fs::read(path).unwrap();
+
+    setup(&home, &sshd, &user);
+    assert!(read(Path::new(&user.client())) == read(&client), "the static client is the one copied");
+
+    // This program alone in a folder, with no static client beside it.
+    let alone = tempfile::tempdir().unwrap();
+    let program = alone.path().join("cmux-tray");
+    std::fs::copy(bin("cmux-tray"), &program).unwrap();
+    let mut args = vec!["remote".to_string(), "setup".into()];
+    args.extend(sshd.options());
+    args.push(user.destination());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = home.program(&program, &args).stdin(Stdio::null()).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("no static client") && said.contains("glibc and libdbus-1"), "{said}");
+    assert!(read(Path::new(&user.client())) == read(&program), "this program is the one copied");
 }

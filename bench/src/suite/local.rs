@@ -30,6 +30,20 @@ const GATES: [Gates; 2] = [
 const GATE_PIPELINED: Option<Gate> = Gate::above(2_870.0);
 const GATE_RATIO: Option<Gate> = Gate::below(4.4);
 
+/// The static remote client's path, which scripts/bench sets in its full form (scripts/remote-client).
+const REMOTE_CLIENT: &str = "CMUX_TRAY_REMOTE_CLIENT";
+
+/// Who sends the notice in the whole-process figures.
+#[derive(Debug, Clone, Copy)]
+enum Sender<'a> {
+    /// `cmux-tray notify`, this machine's build.
+    Ours,
+    /// `notify-send`, straight to the server.
+    NotifySend,
+    /// `cmux-tray notify`, the static remote client.
+    Static(&'a Path),
+}
+
 /// Requests a pipelining client has in flight: as many as the daemon answers together
 /// (`local::server::MAX_BATCH`, docs/local-socket.md "Pipelining").
 const PIPELINED: usize = 64;
@@ -173,30 +187,34 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
     }
 
     // The whole process, until its banner arrives: ours against notify-send.
+    // And the static remote client's (scripts/remote-client), when scripts/bench built one.
     let world = World::start(0, 0, &[])?;
     let rounds: usize = if quick { 10 } else { 40 };
-    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let remote = std::env::var_os(REMOTE_CLIENT).map(PathBuf::from);
+    let senders: Vec<Sender> = [Sender::Ours, Sender::NotifySend].into_iter().chain(remote.as_deref().map(Sender::Static)).collect();
+    let (mut ours, mut theirs, mut static_ones) = (Vec::new(), Vec::new(), Vec::new());
     let mut last = Instant::now() - ISOLATION;
     for i in 0..rounds {
-        for which in ["cmux-tray", "notify-send"] {
+        for &sender in &senders {
             std::thread::sleep((last + ISOLATION).saturating_duration_since(Instant::now()));
             let before = world.recorder.count();
             let title = format!("Done {i}");
-            let mut command = if which == "cmux-tray" {
-                world.home.command(&["notify", "--title", &title, "--body", "Tests passed"])
-            } else {
-                world.home.program(std::path::Path::new("/usr/bin/notify-send"), &[&title, "Tests passed"])
+            let notify = ["notify", "--title", &title, "--body", "Tests passed"];
+            let mut command = match sender {
+                Sender::Ours => world.home.command(&notify),
+                Sender::Static(client) => world.home.program(client, &notify),
+                Sender::NotifySend => world.home.program(std::path::Path::new("/usr/bin/notify-send"), &[&title, "Tests passed"]),
             };
             let start = Instant::now();
             let status = command.stdin(Stdio::null()).stdout(Stdio::null()).status()?;
-            anyhow::ensure!(status.success(), "{which} failed");
+            anyhow::ensure!(status.success(), "{sender:?} failed");
             wait_for("its banner", Duration::from_secs(10), || world.recorder.count() > before)?;
             let arrival = world.recorder.since(before).remove(0);
             let ms = arrival.at.duration_since(start).as_secs_f64() * 1000.0;
-            if which == "cmux-tray" {
-                ours.push(ms)
-            } else {
-                theirs.push(ms)
+            match sender {
+                Sender::Ours => ours.push(ms),
+                Sender::Static(_) => static_ones.push(ms),
+                Sender::NotifySend => theirs.push(ms),
             }
             last = arrival.at;
         }
@@ -208,6 +226,27 @@ pub fn run(quick: bool, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> a
     figures.push(Figure::of(4, "`cmux-tray notify` → banner", "ms", &o, None, &method));
     figures.push(Figure::of(4, "`notify-send` → banner", "ms", &t, None, &method));
     figures.push(Figure::of(4, "`cmux-tray notify` ÷ `notify-send`", "×", &ratio, Goal::at_most(1.5), &method).gated(GATE_RATIO));
+    // The remote client (docs/terminals.md "The client there"): its size and start-up beside the host build's.
+    let size = |path: &Path| -> anyhow::Result<f64> { Ok(std::fs::metadata(path)?.len() as f64 / (1024.0 * 1024.0)) };
+    let size_method = "the file's length, as the build leaves it (release: stripped)";
+    figures.push(Figure::of(
+        4,
+        "`cmux-tray` size, this machine's build",
+        "MiB",
+        &[size(&cmux_tray_e2e::bin("cmux-tray"))?],
+        None,
+        size_method,
+    ));
+    match &remote {
+        Some(path) => {
+            figures.push(Figure::of(4, "`cmux-tray` size, static remote client", "MiB", &[size(path)?], None, size_method));
+            let s = chunks(&static_ones);
+            figures.push(Figure::of(4, "`cmux-tray notify` → banner, static remote client", "ms", &s, None, &method));
+        }
+        None => {
+            notes.push(format!("row 4: no static remote client measured ({REMOTE_CLIENT} unset: scripts/bench builds it in its full form)"))
+        }
+    }
     notes.push(format!(
         "row 4: cmux-tray notify p50 {:.1} ms, notify-send p50 {:.1} ms over {rounds} each",
         stats::median(&ours),

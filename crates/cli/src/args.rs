@@ -190,7 +190,8 @@ pub(crate) enum RemoteAction {
         /// Also install this agent's hook there (`claude`, `codex`; may be given twice).
         #[arg(long = "hook", value_name = "AGENT")]
         hooks: Vec<Agent>,
-        /// The program to copy (default: this one). A static build runs on any Linux server.
+        /// The program to copy (default: the static client beside this one, which runs on any
+        /// Linux server; else this one, which needs this machine's glibc and libdbus-1 there).
         #[arg(long, value_name = "PATH")]
         client: Option<PathBuf>,
         /// ssh's own options and the host.

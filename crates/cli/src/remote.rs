@@ -1,8 +1,9 @@
 //! Agents on another machine: `cmux-tray ssh` runs the person's own ssh with this tray's socket
 //! forwarded to `~/.cmux-tray.sock` there (0600, a stale one replaced), the remote shell told
-//! where it is; `cmux-tray remote setup` puts this program there and, when asked, the agents'
-//! hooks. No change to the remote's sshd, no credentials of ours: every connection is the
-//! person's own `ssh`. docs/terminals.md, "Agents on another machine".
+//! where it is; `cmux-tray remote setup` puts the remote client there (the static build, else
+//! this program) and, when asked, the agents' hooks. No change to the remote's sshd, no
+//! credentials of ours: every connection is the person's own `ssh`. docs/terminals.md, "Agents
+//! on another machine".
 
 use std::path::PathBuf;
 
@@ -82,16 +83,16 @@ fn run_in_place(_command: tokio::process::Command) -> anyhow::Result<()> {
 }
 
 /// `cmux-tray remote setup [--hook AGENT]… [--client PATH] [ssh options] HOST`: copies the
-/// client over the person's ssh to `~/.local/bin/cmux-tray` there, checks it runs, installs the
-/// hooks asked for.
+/// client (the static one when there is one) over the person's ssh to `~/.local/bin/cmux-tray`
+/// there, checks it runs, installs the hooks asked for.
 pub(crate) async fn setup(hooks: Vec<Agent>, client: Option<PathBuf>, args: Vec<String>) -> anyhow::Result<()> {
     let line = SshLine::parse(&args)?;
     if !line.command.is_empty() {
         bail!("remote setup takes no remote command after the host ({:?})", line.command.join(" "));
     }
     let client = match client {
-        Some(c) => c,
-        None => std::env::current_exe().context("where this program is")?,
+        Some(named) => named,
+        None => chosen_client(&std::env::current_exe().context("where this program is")?),
     };
     let binary = std::fs::File::open(&client).with_context(|| format!("the client to copy, {}", client.display()))?;
     let size = binary.metadata().map(|m| m.len()).unwrap_or(0);
@@ -119,6 +120,29 @@ pub(crate) async fn setup(hooks: Vec<Agent>, client: Option<PathBuf>, args: Vec<
     }
     println!("{} ({size} bytes) is {}:~/{REMOTE_PROGRAM}; connect with: cmux-tray ssh {}", client.display(), line.host, args.join(" "));
     Ok(())
+}
+
+/// Where the static client lies beside this program: an installed package's (`/usr/bin/cmux-tray`
+/// → `/usr/lib/cmux-tray/remote/`), a checkout's (`target/<profile>/` → scripts/remote-client's).
+const STATIC_CLIENTS: [&str; 2] = ["../lib/cmux-tray/remote/cmux-tray", "../x86_64-unknown-linux-musl/release/cmux-tray"];
+
+/// The client to copy when none is named: the static build, which runs on any Linux server; else
+/// this program, said on stderr to need the libraries it was built with.
+fn chosen_client(this: &std::path::Path) -> PathBuf {
+    // The static build itself is the remote client (scripts/remote-client builds it for musl).
+    if cfg!(target_env = "musl") {
+        return this.to_path_buf();
+    }
+    let beside = this.parent().unwrap_or(std::path::Path::new("/"));
+    if let Some(found) = STATIC_CLIENTS.iter().map(|p| beside.join(p)).find(|p| p.is_file()) {
+        return found;
+    }
+    eprintln!(
+        "cmux-tray remote setup: no static client beside {} (scripts/remote-client builds one): copying this program, \
+         which needs glibc and libdbus-1 as new as this machine's there; --client PATH names another",
+        this.display()
+    );
+    this.to_path_buf()
 }
 
 /// Readies the remote end over one ssh connection of its own, before the session: removes the
@@ -168,6 +192,26 @@ mod tests {
             ("-p 2222 -A ada@devbox".into(), "ada@devbox", "tmux attach".into())
         );
         assert!(SshLine::parse(&words("-p 2222")).is_err(), "no host");
+    }
+
+    /// The places docs/terminals.md ("The client there") names, beside an installed program and a checkout's.
+    #[test]
+    fn the_static_client_is_found_beside_an_installed_program_and_a_checkouts() {
+        let root = std::env::temp_dir().join(format!("cmux-tray-remote-client-{}", std::process::id()));
+        let put = |path: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, b"").unwrap();
+            path
+        };
+        let (installed, built) = (put("usr/bin/cmux-tray"), put("target/debug/cmux-tray"));
+        assert_eq!(chosen_client(&installed), installed, "none there: this program");
+        let packaged = put("usr/lib/cmux-tray/remote/cmux-tray");
+        let script = put("target/x86_64-unknown-linux-musl/release/cmux-tray");
+        let same = |a: PathBuf, b: &PathBuf| std::fs::canonicalize(a).unwrap() == std::fs::canonicalize(b).unwrap();
+        assert!(same(chosen_client(&installed), &packaged));
+        assert!(same(chosen_client(&built), &script));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
