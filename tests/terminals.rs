@@ -270,6 +270,9 @@ fn the_activation_token_sent_with_a_click_reaches_what_the_click_starts() {
     wait_until("the opener ran", LIMIT, || std::fs::read(&dumped).is_ok_and(|e| !e.is_empty()));
     let env = String::from_utf8_lossy(&std::fs::read(&dumped).unwrap()).into_owned();
     assert!(env.split('\0').any(|v| v == "XDG_ACTIVATION_TOKEN=wayland-token_0123:abc"), "{env:?}");
+    // The daemon runs with no Wayland display: an X11 session, whose programs read the token as
+    // a startup id (docs/notices.md §3).
+    assert!(env.split('\0').any(|v| v == "DESKTOP_STARTUP_ID=wayland-token_0123:abc"), "{env:?}");
 }
 
 #[test]

@@ -74,8 +74,25 @@ impl Terminals for System {
     }
 }
 
+/// The variables a program started for a click reads its activation token from: Wayland's
+/// `XDG_ACTIVATION_TOKEN`, and in an X11 session (no Wayland display) also `DESKTOP_STARTUP_ID`,
+/// where the server's token is an X11 startup id (Plasma on X11) and X11 programs look for it.
+pub fn activation_env(activation: Option<&str>) -> Vec<(&'static str, &str)> {
+    let x11 = std::env::var_os("WAYLAND_DISPLAY").is_none_or(|d| d.is_empty());
+    activation_vars(activation, x11)
+}
+
+fn activation_vars(activation: Option<&str>, x11: bool) -> Vec<(&'static str, &str)> {
+    let Some(token) = activation else { return Vec::new() };
+    let mut env = vec![("XDG_ACTIVATION_TOKEN", token)];
+    if x11 {
+        env.push(("DESKTOP_STARTUP_ID", token));
+    }
+    env
+}
+
 async fn reveal(place: &Place, activation: Option<&str>) -> Result<(), RevealError> {
-    let env: Vec<(&str, &str)> = activation.map(|t| ("XDG_ACTIVATION_TOKEN", t)).into_iter().collect();
+    let env = activation_env(activation);
     let inner = if let Some(t) = &place.tmux {
         Some(tmux::reveal(t, &env).await?)
     } else if let Some(k) = &place.kitty {
@@ -232,5 +249,22 @@ impl Terminals for Scripted {
             tokio::time::sleep(delay).await;
             answer
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/notices.md §3: the token as `XDG_ACTIVATION_TOKEN`, and in an X11 session also as
+    /// `DESKTOP_STARTUP_ID`.
+    #[test]
+    fn an_activation_token_is_handed_on_as_the_session_reads_it() {
+        assert_eq!(activation_vars(None, true), []);
+        assert_eq!(activation_vars(Some("t"), false), [("XDG_ACTIVATION_TOKEN", "t")]);
+        assert_eq!(
+            activation_vars(Some("h;1;2_TIME3"), true),
+            [("XDG_ACTIVATION_TOKEN", "h;1;2_TIME3"), ("DESKTOP_STARTUP_ID", "h;1;2_TIME3")]
+        );
     }
 }

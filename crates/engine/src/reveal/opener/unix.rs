@@ -7,13 +7,11 @@ const OPENER: &str = "open";
 #[cfg(not(target_os = "macos"))]
 const OPENER: &str = "xdg-open";
 
-/// Runs the opener on `url`; `Ok` only when it said it did. `activation` reaches it as
-/// `XDG_ACTIVATION_TOKEN` (Wayland's focus hand-over).
+/// Runs the opener on `url`; `Ok` only when it said it did. `activation` reaches it as the
+/// focus hand-over's variables (`terminal::activation_env`).
 pub(in crate::reveal) async fn open(url: &str, activation: Option<&str>) -> Result<(), OpenError> {
     let mut command = crate::private::person_command(OPENER);
-    if let Some(token) = activation {
-        command.env("XDG_ACTIVATION_TOKEN", token);
-    }
+    command.envs(crate::terminal::activation_env(activation));
     let mut child = command
         .arg(url)
         .stdin(std::process::Stdio::null())
