@@ -10,7 +10,8 @@
 //! - `listing`: the open hand-offs and Runs listed at sign-in, followed;
 //! - `status`: what `status` shows, and the problems it lists;
 //! - `notices`: this machine's terminals' notices, read marks, banners taken away;
-//! - `deliver`: untold notices through the delivery policy to banners, one failure at a time;
+//! - `deliver`: the deliverer, a task with its own state and a handle (`Deliverer`) that wakes
+//!   it: untold notices through the delivery policy to banners, one failure at a time;
 //! - `click`: what a click, a menu line or an `open` link opens (a terminal, a link, a card);
 //! - `focus`: the focus rule (what the person is looking at gets no banner), and what terminals
 //!   report about the sessions they show;
@@ -22,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Notify, broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -48,7 +49,6 @@ mod health;
 mod keep;
 mod listing;
 mod notices;
-mod settle;
 mod sign_in;
 mod updates;
 mod views;
@@ -164,8 +164,8 @@ struct Inner {
     store: Arc<Store>,
     follower: Follower,
     desktop: Arc<dyn Desktop>,
-    /// Each concern's own state, declared in its file.
-    delivering: deliver::Delivering,
+    /// Each concern's own state, declared in its file; the deliverer's handle (its state is its task's).
+    deliverer: deliver::Deliverer,
     looking: focus::Looking,
     account: account::AccountState,
     health: health::Health,
@@ -176,8 +176,6 @@ struct Inner {
     lang: Arc<crate::lang::Lang>,
     /// The delivery policy's settings, and where they come from.
     delivery: delivery_state::DeliveryCell,
-    /// Wakes the deliverer: a notice saved, a setting changed, a hold ended.
-    deliver: Arc<Notify>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
     events: broadcast::Sender<EngineEvent>,
@@ -190,7 +188,7 @@ impl Engine {
         let store = Arc::new(Store::open(&opts.database)?);
         let shutdown = CancellationToken::new();
         let tracker = TaskTracker::new();
-        let deliver = Arc::new(Notify::new());
+        let deliverer = deliver::Deliverer::new();
         let (follower_tx, follower_rx) = mpsc::unbounded_channel();
         let follower = Follower::new(
             cloud.clone(),
@@ -200,7 +198,7 @@ impl Engine {
             opts.pacing,
             opts.limits,
             tracker.clone(),
-            deliver.clone(),
+            deliverer.waker(),
             follower_tx,
         );
         let (events, _) = broadcast::channel(256);
@@ -210,14 +208,7 @@ impl Engine {
                 store,
                 follower,
                 desktop: opts.desktop,
-                delivering: deliver::Delivering {
-                    last_sound: Mutex::new(Default::default()),
-                    settle: Mutex::new(Default::default()),
-                    leaders: Mutex::new(Default::default()),
-                    tries: Mutex::new(Default::default()),
-                    unrecorded: Mutex::new(Default::default()),
-                    desktop_retry: opts.desktop_retry,
-                },
+                deliverer,
                 looking: focus::Looking { focused: Mutex::new(Default::default()), viewing: Mutex::new(Default::default()) },
                 account: account::AccountState {
                     session: Mutex::new(None),
@@ -241,14 +232,13 @@ impl Engine {
                 clock: opts.clock,
                 lang: opts.lang,
                 delivery: delivery_state::DeliveryCell::new(opts.config_file.clone()),
-                deliver,
                 shutdown,
                 tracker,
                 events,
             }),
         };
         engine.load_delivery_settings();
-        engine.spawn_deliverer();
+        engine.inner.deliverer.start(&engine, opts.desktop_retry);
         engine.spawn_follower_events(follower_rx);
         engine.spawn_sweeper();
         engine.spawn_desktop_events();

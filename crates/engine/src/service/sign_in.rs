@@ -185,7 +185,7 @@ impl Engine {
             host: None,
         };
         if self.inner.store.record_notice(&notice, now).unwrap_or(false) {
-            self.inner.deliver.notify_one();
+            self.inner.deliverer.wake();
         }
         self.note_problem(Problem::TokenRefused);
         self.changed();
