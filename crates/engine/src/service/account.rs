@@ -159,7 +159,7 @@ impl Engine {
                 }
                 Err(e) if e.is_retryable() && !matches!(e, CloudError::Refused { .. }) => {
                     tracing::info!("signing in again: {e}; trying again in {pause:?}");
-                    self.set_offline(Some(e.to_string()));
+                    self.inner.health.set_offline(Some(e.to_string()));
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(60));
                 }
@@ -244,7 +244,7 @@ impl Engine {
         let _in_order = self.inner.account.secret_writes.lock().await;
         let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
         if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
-            self.note_problem(Problem::SignInNotKept { why: e.to_string() });
+            self.inner.health.note(Problem::SignInNotKept { why: e.to_string() });
         }
     }
 
@@ -254,7 +254,7 @@ impl Engine {
         match tokio::task::spawn_blocking(move || store.load(&account)).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
-                self.note_problem(Problem::SignInNotRead { why: e.to_string() });
+                self.inner.health.note(Problem::SignInNotRead { why: e.to_string() });
                 None
             }
             Err(_) => None,
@@ -269,7 +269,7 @@ impl Engine {
         // After any save under way: a sign-out's delete is the last word, not overtaken by it.
         let _in_order = self.inner.account.secret_writes.lock().await;
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
-            self.note_problem(Problem::SignInNotRemoved { why: e.to_string() });
+            self.inner.health.note(Problem::SignInNotRemoved { why: e.to_string() });
         }
     }
 }

@@ -153,6 +153,29 @@ impl Drop for RestoringSignIn {
     }
 }
 
+/// Tells the shell that something it shows changed; each handle whose state the tray shows holds one.
+#[derive(Clone)]
+struct Changes(broadcast::Sender<EngineEvent>);
+
+impl Changes {
+    fn say(&self) {
+        let _ = self.0.send(EngineEvent::Changed);
+    }
+
+    /// Puts `value` in `slot`; when that changed what was there, the tray and windows redraw.
+    fn set<T: PartialEq>(&self, slot: &Mutex<T>, value: T) {
+        let changed = {
+            let mut held = slot.locked();
+            let changed = *held != value;
+            *held = value;
+            changed
+        };
+        if changed {
+            self.say();
+        }
+    }
+}
+
 /// The running engine. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -166,7 +189,7 @@ struct Inner {
     desktop: Arc<dyn Desktop>,
     /// Each concern's own state, declared in its file; the deliverer's handle (its state is its task's).
     deliverer: deliver::Deliverer,
-    looking: focus::Looking,
+    focus: focus::Focus,
     account: account::AccountState,
     health: health::Health,
     updates: updates::Updates,
@@ -202,6 +225,7 @@ impl Engine {
             follower_tx,
         );
         let (events, _) = broadcast::channel(256);
+        let changes = Changes(events.clone());
         let engine = Engine {
             inner: Arc::new(Inner {
                 cloud,
@@ -209,7 +233,7 @@ impl Engine {
                 follower,
                 desktop: opts.desktop,
                 deliverer,
-                looking: focus::Looking { focused: Mutex::new(Default::default()), viewing: Mutex::new(Default::default()) },
+                focus: focus::Focus::new(opts.terminals.clone()),
                 account: account::AccountState {
                     session: Mutex::new(None),
                     secrets: tokio::sync::watch::Sender::new(opts.secrets),
@@ -221,13 +245,8 @@ impl Engine {
                     secret_writes: Default::default(),
                     restore_began: Default::default(),
                 },
-                health: health::Health {
-                    problems: Mutex::new(Vec::new()),
-                    offline: tokio::sync::watch::Sender::new(None),
-                    banners_off: Mutex::new(None),
-                    no_server: Mutex::new(None),
-                },
-                updates: updates::Updates { feed: opts.update_feed, newer: Mutex::new(None) },
+                health: health::Health::new(opts.clock.clone(), changes.clone()),
+                updates: updates::Updates::new(opts.update_feed, changes.clone()),
                 terminals: opts.terminals,
                 clock: opts.clock,
                 lang: opts.lang,
@@ -242,7 +261,7 @@ impl Engine {
         engine.spawn_follower_events(follower_rx);
         engine.spawn_sweeper();
         engine.spawn_desktop_events();
-        engine.spawn_update_check();
+        engine.inner.updates.start(engine.inner.cloud.clone(), &engine.inner.tracker, engine.inner.shutdown.clone());
         Ok(engine)
     }
 
@@ -271,19 +290,6 @@ impl Engine {
         let _ = self.inner.events.send(EngineEvent::Changed);
     }
 
-    /// Puts `value` in `slot`; when that changed what was there, the tray and windows redraw.
-    fn set_shown<T: PartialEq>(&self, slot: &Mutex<T>, value: T) {
-        let changed = {
-            let mut held = slot.locked();
-            let changed = *held != value;
-            *held = value;
-            changed
-        };
-        if changed {
-            self.changed();
-        }
-    }
-
     /// Hands each of `events` to `on_event`, in order, until they end or the engine stops.
     fn spawn_event_loop<T: Send + 'static>(&self, mut events: mpsc::UnboundedReceiver<T>, on_event: impl Fn(&Engine, T) + Send + 'static) {
         let this = self.clone();
@@ -307,7 +313,7 @@ impl Engine {
             return Ok(session);
         }
         // The sign-in at start is still being tried: say why it has not come through.
-        match (*self.inner.account.restoring.borrow(), self.inner.health.offline.borrow().clone()) {
+        match (*self.inner.account.restoring.borrow(), self.inner.health.offline()) {
             (true, Some(why)) => Err(EngineError::NotSignedInYet { why }),
             _ => Err(EngineError::SignedOut),
         }
@@ -349,7 +355,7 @@ impl Engine {
         if self.session().is_some() {
             return;
         }
-        let (mut restoring, mut offline) = (self.inner.account.restoring.subscribe(), self.inner.health.offline.subscribe());
+        let (mut restoring, mut offline) = (self.inner.account.restoring.subscribe(), self.inner.health.watch_offline());
         let _ = tokio::time::timeout(within, async {
             tokio::select! {
                 _ = restoring.wait_for(|r| !r) => {}
@@ -389,7 +395,7 @@ impl Engine {
     /// Follows a Run, asked by `asked`.
     pub fn follow_run_from(&self, id: &RunId, asked: Asked) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.follower.follow_run(&session, id, asked == Asked::ThisMachine).map_err(|e| self.not_followed(e))?;
+        self.inner.follower.follow_run(&session, id, asked == Asked::ThisMachine).map_err(|e| self.inner.health.not_followed(e))?;
         self.changed();
         Ok(())
     }
@@ -398,7 +404,7 @@ impl Engine {
     /// this machine may later open a workspace on the host the cloud names (docs/notices.md §4).
     pub fn follow_handoff_from(&self, id: &HandoffId, asked: Asked) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.follower.follow_handoff(&session, id, 0, asked == Asked::ThisMachine).map_err(|e| self.not_followed(e))?;
+        self.inner.follower.follow_handoff(&session, id, 0, asked == Asked::ThisMachine).map_err(|e| self.inner.health.not_followed(e))?;
         self.changed();
         Ok(())
     }
@@ -408,7 +414,7 @@ impl Engine {
     pub async fn cancel_run(&self, id: &RunId) -> Result<(), EngineError> {
         let session = self.signed_in()?;
         self.inner.store.note_cancel(id.as_str(), self.inner.clock.now_ms())?;
-        self.inner.follower.follow_run(&session, id, true).map_err(|e| self.not_followed(e))?;
+        self.inner.follower.follow_run(&session, id, true).map_err(|e| self.inner.health.not_followed(e))?;
         self.inner.cloud.cancel_run(&session.credentials(), id).await.map_err(|source| EngineError::Cancel { id: id.to_string(), source })
     }
 

@@ -31,7 +31,7 @@ impl Engine {
             Ok(me) => me,
             // Said while it lasts (the tray, `status`, a request waiting for the account).
             Err(EngineError::SignIn(e)) if e.is_unreachable() || matches!(e, CloudError::RetryLater { .. }) => {
-                self.set_offline(Some(e.to_string()));
+                self.inner.health.set_offline(Some(e.to_string()));
                 return Err(EngineError::SignIn(e));
             }
             Err(e) => return Err(e),
@@ -95,7 +95,7 @@ impl Engine {
     /// Makes `me` the signed-in account with these credentials (see [`Self::sign_in_with_token`]).
     pub(super) fn activate(&self, me: Me, cred: Credentials) -> Result<Me, EngineError> {
         // The cloud just answered: whatever said "offline" is over.
-        self.set_offline(None);
+        self.inner.health.set_offline(None);
         let team = cred.team.clone();
         let row = AccountRow {
             user_id: me.user_id.clone(),
@@ -187,7 +187,7 @@ impl Engine {
         if self.inner.store.record_notice(&notice, now).unwrap_or(false) {
             self.inner.deliverer.wake();
         }
-        self.note_problem(Problem::TokenRefused);
+        self.inner.health.note(Problem::TokenRefused);
         self.changed();
     }
 }

@@ -161,7 +161,7 @@ impl Task {
                 Err(e) => {
                     tracing::warn!("{e}; will try again");
                     if let DeliverError::NoServer(why) = &e {
-                        self.engine.set_no_server(Some(why.clone()));
+                        self.engine.inner.health.set_no_server(Some(why.clone()));
                     }
                     Some(self.desktop_retry)
                 }

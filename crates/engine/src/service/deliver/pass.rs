@@ -72,7 +72,12 @@ impl Task {
                 None => may_show.push((source, n)),
             }
         }
-        let looked_at = self.engine.looking_at_all(&may_show.iter().map(|(_, n)| n).collect::<Vec<_>>()).await;
+        let looked_at = self
+            .engine
+            .inner
+            .focus
+            .looking_at_all(&may_show.iter().map(|(_, n)| n).collect::<Vec<_>>(), &self.engine.inner.store, settings.remote_tmux)
+            .await;
         for ((source, n), focused) in may_show.into_iter().zip(looked_at) {
             match policy::gate(&settings, &Candidate { source, urgent: n.urgent, focused }, &moment) {
                 Some(reason) => self.recorded_without_banner(&n, reason, now_ms).await?,
@@ -249,22 +254,25 @@ impl Task {
                     Ok(id) => id,
                     Err(DesktopError::Unavailable(why)) => return Err(DeliverError::NoServer(why)),
                     Err(DesktopError::Denied(why)) => {
-                        self.engine.set_banners_off(Some(why.clone()));
+                        self.engine.inner.health.set_banners_off(Some(why.clone()));
                         return Err(DeliverError::BannersOff(why));
                     }
                     Err(DesktopError::Refused(why)) => return self.refused(n, &why).await,
                 }
             }
         };
-        self.engine.set_banners_off(None);
-        self.engine.set_no_server(None);
+        self.engine.inner.health.set_banners_off(None);
+        self.engine.inner.health.set_no_server(None);
         self.tries.remove(&n.key);
         // Known in memory before it is saved: a click that comes while the mark is being written
         // finds its notice (service/click.rs), and a failed save never posts it again.
         self.handle.unrecorded.locked().insert(n.key.clone(), id);
         let (key, now_ms) = (n.key.clone(), self.engine.inner.clock.now_ms());
         if let Err(e) = self.engine.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown, sound, now_ms)).await {
-            self.engine.note_problem(Problem::NotSaved { path: self.engine.inner.store.path().display().to_string(), why: e.to_string() });
+            self.engine
+                .inner
+                .health
+                .note(Problem::NotSaved { path: self.engine.inner.store.path().display().to_string(), why: e.to_string() });
             self.engine.changed();
             return Err(DeliverError::ShownNotSaved { banner: id, why: e });
         }
@@ -290,7 +298,7 @@ impl Task {
         self.engine.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await?;
         self.tries.remove(&n.key);
         tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
-        self.engine.note_problem(Problem::BannerNotShown { title: n.title.clone(), why: why.to_string() });
+        self.engine.inner.health.note(Problem::BannerNotShown { title: n.title.clone(), why: why.to_string() });
         self.engine.changed();
         Ok(true)
     }
