@@ -165,14 +165,14 @@ impl Engine {
         let mut status = Status::read(&self.inner.store, problems)?;
         status.update_available = self.update_available();
         status.network = Some(self.cloud_route());
-        let secrets = self.secret_store();
+        let secrets = self.inner.account.secret_store();
         // A token given directly is in no store: saying the keyring there would be untrue.
         status.sign_in_kept_in =
             if self.sign_in_in_memory() { Some(KEPT_IN_MEMORY.into()) } else { secrets.as_ref().map(|s| s.describe()) };
         status.sign_in_note = secrets.as_ref().and_then(|s| s.fallback_note());
         status.held_by = self.held_by();
         status.untold_wait_for = status.held_by.iter().copied().find(|h| matches!(h, HeldBy::NoServer | HeldBy::SystemOff));
-        let me = self.inner.account.me.locked().clone();
+        let me = self.inner.account.me();
         status.teams =
             me.filter(|me| status.account.as_ref().is_some_and(|a| a.user_id == me.user_id)).map(|me| me.teams).unwrap_or_default();
         Ok(status)

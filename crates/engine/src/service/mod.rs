@@ -4,19 +4,25 @@
 //! It holds no product rule of its own: what is news is `notice`, what is durable is `store`,
 //! how to ask is `follow`. Nothing here is global; tests build several engines side by side.
 //!
-//! This file holds the handle (its options, events and tasks) and the follows; beside it:
+//! This file holds `Engine` (its options, events, and the handles it starts and stops) and the
+//! follows. Each long-lived part owns its state in its own file, behind a handle:
+//! - `deliver`: the deliverer, a task with its own state, and `Deliverer`, the handle that wakes
+//!   it: untold notices through the delivery policy to banners, one failure at a time;
+//! - `focus`: `Focus`, the focus rule (what the person is looking at gets no banner), and what
+//!   terminals report about the sessions they show;
+//! - `health`: `Health`, the problems seen lately and why the cloud or banners wait; and what
+//!   `status` shows;
+//! - `account_state`: `AccountState`, who is signed in and how the sign-in is kept;
+//! - `updates`: `Updates`, whether a newer version is out (a daily task);
+//! - `delivery_state`: the `[delivery]` settings in force, and the pause.
+//!
+//! What crosses parts is `Engine`'s, a file each:
 //! - `sign_in`: who is signed in: a token, the teams, a switch of account, signing out;
 //! - `account`: staying signed in (the device code, renewal, the saved sign-in);
 //! - `listing`: the open hand-offs and Runs listed at sign-in, followed;
-//! - `status`: what `status` shows, and the problems it lists;
 //! - `notices`: this machine's terminals' notices, read marks, banners taken away;
-//! - `deliver`: the deliverer, a task with its own state and a handle (`Deliverer`) that wakes
-//!   it: untold notices through the delivery policy to banners, one failure at a time;
 //! - `click`: what a click, a menu line or an `open` link opens (a terminal, a link, a card);
-//! - `focus`: the focus rule (what the person is looking at gets no banner), and what terminals
-//!   report about the sessions they show;
 //! - `keep`: what is kept and how long (cards, the history);
-//! - `settings`: the `[delivery]` settings in force, and the pause;
 //! - `views`: what the tray and the windows show.
 
 use std::path::PathBuf;
@@ -37,10 +43,9 @@ use crate::store::{Store, StoreError, StoredNotice};
 /// How long a request that needs the account waits for the saved sign-in to be restored at start
 /// (a keyring just after login can take seconds).
 pub const SIGN_IN_RESTORE_WAIT: Duration = Duration::from_secs(20);
-/// How long a sign-in waits for the host to choose where to keep it (the keyring asked at start).
-const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
 
 mod account;
+mod account_state;
 mod click;
 mod deliver;
 mod delivery_state;
@@ -190,7 +195,7 @@ struct Inner {
     /// Each concern's own state, declared in its file; the deliverer's handle (its state is its task's).
     deliverer: deliver::Deliverer,
     focus: focus::Focus,
-    account: account::AccountState,
+    account: account_state::AccountState,
     health: health::Health,
     updates: updates::Updates,
     terminals: Arc<dyn crate::terminal::Terminals>,
@@ -234,17 +239,7 @@ impl Engine {
                 desktop: opts.desktop,
                 deliverer,
                 focus: focus::Focus::new(opts.terminals.clone()),
-                account: account::AccountState {
-                    session: Mutex::new(None),
-                    secrets: tokio::sync::watch::Sender::new(opts.secrets),
-                    renewal: Mutex::new(None),
-                    pending_device: Mutex::new(None),
-                    me: Mutex::new(None),
-                    restoring: tokio::sync::watch::Sender::new(false),
-                    sign_outs: Default::default(),
-                    secret_writes: Default::default(),
-                    restore_began: Default::default(),
-                },
+                account: account_state::AccountState::new(opts.secrets),
                 health: health::Health::new(opts.clock.clone(), changes.clone()),
                 updates: updates::Updates::new(opts.update_feed, changes.clone()),
                 terminals: opts.terminals,
@@ -305,47 +300,23 @@ impl Engine {
     }
 
     fn session(&self) -> Option<Arc<Session>> {
-        self.inner.account.session.locked().clone()
+        self.inner.account.session()
     }
 
     fn signed_in(&self) -> Result<Arc<Session>, EngineError> {
-        if let Some(session) = self.session() {
-            return Ok(session);
-        }
-        // The sign-in at start is still being tried: say why it has not come through.
-        match (*self.inner.account.restoring.borrow(), self.inner.health.offline()) {
-            (true, Some(why)) => Err(EngineError::NotSignedInYet { why }),
-            _ => Err(EngineError::SignedOut),
-        }
+        self.inner.account.signed_in(|| self.inner.health.offline())
     }
 
     /// Where the refresh token is kept from now on (the host chooses it once the keyring answered).
     pub fn set_secret_store(&self, store: crate::secrets::SecretStore) {
-        self.inner.account.secrets.send_replace(Some(store));
+        self.inner.account.set_secret_store(store);
         self.changed();
-    }
-
-    fn secret_store(&self) -> Option<crate::secrets::SecretStore> {
-        self.inner.account.secrets.borrow().clone()
-    }
-
-    /// The store, waiting for the host's choice while the sign-in at start is under way (a sign-in
-    /// made meanwhile is kept in the store chosen, not lost).
-    async fn secret_store_ready(&self) -> Option<crate::secrets::SecretStore> {
-        if self.secret_store().is_none() && *self.inner.account.restoring.borrow() {
-            let mut chosen = self.inner.account.secrets.subscribe();
-            let _ = tokio::time::timeout(SECRET_STORE_WAIT, chosen.wait_for(Option::is_some)).await;
-        }
-        self.secret_store()
     }
 
     /// Says that the sign-in at start is under way until the returned guard is dropped: requests
     /// that need the account wait for it (see [`Self::account_ready`]).
     pub fn restoring_sign_in(&self) -> RestoringSignIn {
-        let sign_outs = self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst);
-        self.inner.account.restore_began.store(sign_outs, std::sync::atomic::Ordering::SeqCst);
-        self.inner.account.restoring.send_replace(true);
-        RestoringSignIn(self.inner.account.restoring.clone())
+        self.inner.account.restoring_sign_in()
     }
 
     /// Waits (at most `within`) while the sign-in at start is under way, so a request made just
@@ -355,7 +326,7 @@ impl Engine {
         if self.session().is_some() {
             return;
         }
-        let (mut restoring, mut offline) = (self.inner.account.restoring.subscribe(), self.inner.health.watch_offline());
+        let (mut restoring, mut offline) = (self.inner.account.watch_restoring(), self.inner.health.watch_offline());
         let _ = tokio::time::timeout(within, async {
             tokio::select! {
                 _ = restoring.wait_for(|r| !r) => {}
