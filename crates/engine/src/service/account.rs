@@ -13,7 +13,6 @@ use super::{Engine, EngineError};
 use crate::cloud::auth::{DevicePoll, DeviceStart, Tokens};
 use crate::cloud::{CloudError, Credentials, Me, TeamId};
 use crate::follow::{Pacing, Session};
-use crate::status::Problem;
 use crate::store::AccountProblem;
 
 /// Renew this long before the access token expires.
@@ -73,9 +72,9 @@ impl Engine {
             return Err(EngineError::SignedOut);
         }
         if let Some(refresh) = &tokens.refresh_token {
-            self.save_secret(&me.user_id, refresh.clone()).await;
+            self.inner.account.save_secret(&me.user_id, refresh.clone()).await;
             if signed_out() {
-                self.forget_secret(&me.user_id).await; // the sign-out's delete came before this save
+                self.inner.account.forget_secret(&me.user_id).await; // the sign-out's delete came before this save
                 return Err(EngineError::SignedOut);
             }
         }
@@ -96,7 +95,7 @@ impl Engine {
             return Ok(None);
         }
         let Some(account) = self.inner.store.account()? else { return Ok(None) };
-        let Some(kept) = self.load_secret(&account.user_id).await else {
+        let Some(kept) = self.inner.account.load_secret(&account.user_id).await else {
             // Never "signed in" without a usable token: the account needs a sign-in, visibly.
             let kept = self.inner.account.secret_store().map(|s| s.describe()).unwrap_or_else(|| "nowhere".into());
             let problem = AccountProblem::NotFound { kept };
@@ -106,7 +105,7 @@ impl Engine {
             return Ok(None);
         };
         // Sent only to the cloud it came from: settings that name another are not given it.
-        let here = self.origins();
+        let here = self.inner.account.origins();
         if !kept.belongs_to(&here) {
             let from = kept.origins.unwrap_or_else(crate::secrets::Origins::built_in);
             let problem = AccountProblem::OtherCloud { from: from.auth, here: here.auth };
@@ -175,7 +174,7 @@ impl Engine {
                     session.renew(Credentials { access_token: tokens.access_token, team });
                     if let Some(next) = tokens.refresh_token {
                         refresh = next;
-                        self.save_secret(&session.account, refresh.clone()).await;
+                        self.inner.account.save_secret(&session.account, refresh.clone()).await;
                     }
                     expires_in = tokens.expires_in;
                     wait = expires_in.map(|d| d.saturating_sub(RENEW_EARLY).max(Duration::from_secs(5)));
@@ -197,49 +196,7 @@ impl Engine {
     /// The refresh token was refused: it is worthless now; forget it and ask for a sign-in.
     async fn refresh_refused(&self, account: &str, e: &CloudError) {
         tracing::warn!(account, "the refresh was refused ({e}): sign in again");
-        self.forget_secret(account).await;
+        self.inner.account.forget_secret(account).await;
         self.sign_in_needed(account);
-    }
-
-    /// The origins this engine's cloud speaks to, kept with a sign-in.
-    fn origins(&self) -> crate::secrets::Origins {
-        crate::secrets::Origins::of(self.inner.cloud.auth_url(), self.inner.cloud.api_url())
-    }
-
-    async fn save_secret(&self, account: &str, secret: SecretString) {
-        let Some(store) = self.inner.account.secret_store_ready().await else { return };
-        let secret = crate::secrets::KeptSignIn { refresh: secret, origins: Some(self.origins()) };
-        let account = account.to_string();
-        tracing::debug!(%account, "keeping the sign-in");
-        let _in_order = self.inner.account.secret_write().await;
-        let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
-        if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
-            self.inner.health.note(Problem::SignInNotKept { why: e.to_string() });
-        }
-    }
-
-    async fn load_secret(&self, account: &str) -> Option<crate::secrets::KeptSignIn> {
-        let store = self.inner.account.secret_store()?;
-        let account = account.to_string();
-        match tokio::task::spawn_blocking(move || store.load(&account)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                self.inner.health.note(Problem::SignInNotRead { why: e.to_string() });
-                None
-            }
-            Err(_) => None,
-        }
-    }
-
-    pub(super) async fn forget_secret(&self, account: &str) {
-        // A sign-out right after start waits for the store to be chosen, so it deletes for real.
-        let Some(store) = self.inner.account.secret_store_ready().await else { return };
-        let account = account.to_string();
-        tracing::debug!(%account, "deleting the saved sign-in");
-        // After any save under way: a sign-out's delete is the last word, not overtaken by it.
-        let _in_order = self.inner.account.secret_write().await;
-        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
-            self.inner.health.note(Problem::SignInNotRemoved { why: e.to_string() });
-        }
     }
 }

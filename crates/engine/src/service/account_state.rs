@@ -1,5 +1,5 @@
-//! Who is signed in, as the engine holds it: the session, where its sign-in is kept, its
-//! renewal, a device sign-in under way, what `/v1/me` said, and the sign-in at start. The sign-in
+//! Who is signed in, as the engine holds it: the session, where its sign-in is kept (and its
+//! saves, reads and deletes there, in order), its renewal, a device sign-in under way, what `/v1/me` said, and the sign-in at start. The sign-in
 //! flows (`sign_in`, `account`) read and change it only through these methods. Asked by every
 //! request that needs the account and changed by the sign-in, the renewal and sign-out, which run
 //! on different tasks: each field is behind its own lock or watch.
@@ -11,12 +11,16 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
+use secrecy::SecretString;
+
+use super::health::Health;
 use super::{EngineError, RestoringSignIn};
 use crate::cloud::auth::DeviceStart;
 use crate::cloud::{Credentials, Me};
 use crate::follow::Session;
 use crate::lock::Locked;
-use crate::secrets::SecretStore;
+use crate::secrets::{KeptSignIn, Origins, SecretError, SecretStore};
+use crate::status::Problem;
 
 /// How long a sign-in waits for the host to choose where to keep it (the keyring asked at start).
 const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
@@ -37,6 +41,10 @@ pub(super) enum TakeOver {
 }
 
 pub(super) struct AccountState {
+    /// The cloud's origins, kept with a sign-in: it is sent to no other.
+    origins: Origins,
+    /// Where a sign-in that cannot be kept, read or deleted is said.
+    health: Arc<Health>,
     session: Mutex<Option<Arc<Session>>>,
     /// Where the refresh token is kept; chosen by the host once the keyring answered (or not).
     secrets: watch::Sender<Option<SecretStore>>,
@@ -55,8 +63,10 @@ pub(super) struct AccountState {
 }
 
 impl AccountState {
-    pub(super) fn new(secrets: Option<SecretStore>) -> Self {
+    pub(super) fn new(secrets: Option<SecretStore>, origins: Origins, health: Arc<Health>) -> Self {
         AccountState {
+            origins,
+            health,
             session: Mutex::new(None),
             secrets: watch::Sender::new(secrets),
             renewal: Mutex::new(None),
@@ -202,9 +212,49 @@ impl AccountState {
         self.secret_store()
     }
 
-    /// Saves and deletes of the saved sign-in take this first: one at a time, in order.
-    pub(super) async fn secret_write(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.secret_writes.lock().await
+    /// The origins this engine's cloud speaks to, kept with a sign-in.
+    pub(super) fn origins(&self) -> Origins {
+        self.origins.clone()
+    }
+
+    /// Keeps `account`'s refresh token where the host chose (a failure is a problem shown).
+    pub(super) async fn save_secret(&self, account: &str, secret: SecretString) {
+        let Some(store) = self.secret_store_ready().await else { return };
+        let secret = KeptSignIn { refresh: secret, origins: Some(self.origins()) };
+        let account = account.to_string();
+        tracing::debug!(%account, "keeping the sign-in");
+        let _in_order = self.secret_writes.lock().await;
+        let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
+        if let Ok(Err(e)) | Err(e) = saved.map_err(|e| SecretError::Keyring(e.to_string())) {
+            self.health.note(Problem::SignInNotKept { why: e.to_string() });
+        }
+    }
+
+    /// `account`'s kept sign-in, if the store has one (a failure to read it is a problem shown).
+    pub(super) async fn load_secret(&self, account: &str) -> Option<KeptSignIn> {
+        let store = self.secret_store()?;
+        let account = account.to_string();
+        match tokio::task::spawn_blocking(move || store.load(&account)).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => {
+                self.health.note(Problem::SignInNotRead { why: e.to_string() });
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Deletes `account`'s kept sign-in (a failure is a problem shown).
+    pub(super) async fn forget_secret(&self, account: &str) {
+        // A sign-out right after start waits for the store to be chosen, so it deletes for real.
+        let Some(store) = self.secret_store_ready().await else { return };
+        let account = account.to_string();
+        tracing::debug!(%account, "deleting the saved sign-in");
+        // After any save under way: a sign-out's delete is the last word, not overtaken by it.
+        let _in_order = self.secret_writes.lock().await;
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
+            self.health.note(Problem::SignInNotRemoved { why: e.to_string() });
+        }
     }
 
     /// The sign-in at start is under way until the guard is dropped.

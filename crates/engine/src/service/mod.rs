@@ -196,7 +196,7 @@ struct Inner {
     deliverer: deliver::Deliverer,
     focus: focus::Focus,
     account: account_state::AccountState,
-    health: health::Health,
+    health: Arc<health::Health>,
     updates: updates::Updates,
     terminals: Arc<dyn crate::terminal::Terminals>,
     clock: Clock,
@@ -231,6 +231,8 @@ impl Engine {
         );
         let (events, _) = broadcast::channel(256);
         let changes = Changes(events.clone());
+        let health = Arc::new(health::Health::new(opts.clock.clone(), changes.clone()));
+        let origins = crate::secrets::Origins::of(cloud.auth_url(), cloud.api_url());
         let engine = Engine {
             inner: Arc::new(Inner {
                 cloud,
@@ -239,8 +241,8 @@ impl Engine {
                 desktop: opts.desktop,
                 deliverer,
                 focus: focus::Focus::new(opts.terminals.clone()),
-                account: account_state::AccountState::new(opts.secrets),
-                health: health::Health::new(opts.clock.clone(), changes.clone()),
+                account: account_state::AccountState::new(opts.secrets, origins, health.clone()),
+                health,
                 updates: updates::Updates::new(opts.update_feed, changes.clone()),
                 terminals: opts.terminals,
                 clock: opts.clock,

@@ -114,7 +114,7 @@ impl Engine {
                     // A switch of account: the one before keeps its follows (parked under it)
                     // but not its saved sign-in.
                     let this = self.clone();
-                    self.inner.tracker.spawn(async move { this.forget_secret(&account).await });
+                    self.inner.tracker.spawn(async move { this.inner.account.forget_secret(&account).await });
                 }
                 session
             }
@@ -132,7 +132,7 @@ impl Engine {
     pub async fn sign_out(&self) -> Result<(), EngineError> {
         let account = self.inner.account.sign_out().or(self.inner.store.account()?.map(|a| a.user_id));
         if let Some(account) = account {
-            self.forget_secret(&account).await;
+            self.inner.account.forget_secret(&account).await;
         }
         self.inner.store.clear_account()?;
         self.inner.account.set_me(None);
