@@ -8,68 +8,40 @@ use std::time::Duration;
 use secrecy::SecretString;
 use tokio::sync::Notify;
 
+use super::account_state::Renewal;
 use super::{Engine, EngineError};
 use crate::cloud::auth::{DevicePoll, DeviceStart, Tokens};
 use crate::cloud::{CloudError, Credentials, Me, TeamId};
 use crate::follow::{Pacing, Session};
-use crate::lock::Locked;
-use crate::status::Problem;
 use crate::store::AccountProblem;
 
 /// Renew this long before the access token expires.
 const RENEW_EARLY: Duration = Duration::from_secs(60);
 
-/// The renewal of one session's access token.
-pub(super) struct Renewal {
-    pub(super) account: String,
-    /// Asked to renew now (a 401 came back).
-    pub(super) now: Notify,
-}
-
-/// Who is signed in and how it is kept: the session, the sign-in's storage and renewal, a
-/// device sign-in under way, and the restore at start.
-pub(super) struct AccountState {
-    pub(super) session: std::sync::Mutex<Option<std::sync::Arc<super::Session>>>,
-    /// Where the refresh token is kept; chosen by the host once the keyring answered (or not).
-    pub(super) secrets: tokio::sync::watch::Sender<Option<crate::secrets::SecretStore>>,
-    pub(super) renewal: std::sync::Mutex<Option<std::sync::Arc<Renewal>>>,
-    pub(super) pending_device: std::sync::Mutex<Option<crate::cloud::auth::DeviceStart>>,
-    /// Who the signed-in account is and its teams, as `/v1/me` last said.
-    pub(super) me: std::sync::Mutex<Option<crate::cloud::Me>>,
-    /// True while the sign-in at start (the saved one, or a given token) is under way.
-    pub(super) restoring: tokio::sync::watch::Sender<bool>,
-    /// Counts sign-outs: a restore that began before one never signs the account in again.
-    pub(super) sign_outs: std::sync::atomic::AtomicU64,
-    /// Saves and deletes of the saved sign-in, one at a time and in order.
-    pub(super) secret_writes: tokio::sync::Mutex<()>,
-    /// `sign_outs` when the sign-in at start began.
-    pub(super) restore_began: std::sync::atomic::AtomicU64,
-}
-
 impl Engine {
     /// Starts a device sign-in: the code to show and the page to open.
     pub async fn device_start(&self) -> Result<DeviceStart, EngineError> {
         let start = self.inner.cloud.device_start("cmux-tray").await.map_err(EngineError::SignIn)?;
-        *self.inner.account.pending_device.locked() = Some(start.clone());
+        self.inner.account.set_pending_device(Some(start.clone()));
         Ok(start)
     }
 
     /// The page of the device sign-in under way, to open in the browser.
     pub fn pending_device_url(&self) -> Option<String> {
-        self.inner.account.pending_device.locked().as_ref().map(|s| s.verification_url.clone())
+        self.inner.account.pending_device().map(|s| s.verification_url)
     }
 
     /// Waits for the device sign-in started last: polls at the server's interval until approved
     /// (then signs in) or expired.
     pub async fn device_finish(&self, team: Option<TeamId>) -> Result<Me, EngineError> {
-        let start = self.inner.account.pending_device.locked().clone().ok_or(EngineError::NoDeviceSignIn)?;
+        let start = self.inner.account.pending_device().ok_or(EngineError::NoDeviceSignIn)?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(start.expires_in_seconds);
         let interval = Duration::from_secs(start.interval_seconds);
         loop {
             tokio::time::sleep(interval).await;
             match self.inner.cloud.device_poll(&start.device_code).await {
                 Ok(DevicePoll::Approved(tokens)) => {
-                    self.inner.account.pending_device.locked().take();
+                    self.inner.account.set_pending_device(None);
                     return self.sign_in_with_tokens(tokens, team).await;
                 }
                 Ok(DevicePoll::Expired) => return Err(EngineError::DeviceExpired),
@@ -95,14 +67,14 @@ impl Engine {
     async fn sign_in_unless_signed_out(&self, tokens: Tokens, team: Option<TeamId>, sign_outs: Option<u64>) -> Result<Me, EngineError> {
         let mut cred = Credentials { access_token: tokens.access_token.clone(), team };
         let me = self.who_is(&mut cred).await?;
-        let signed_out = || sign_outs.is_some_and(|n| n != self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst));
+        let signed_out = || sign_outs.is_some_and(|n| n != self.inner.account.sign_outs());
         if signed_out() {
             return Err(EngineError::SignedOut);
         }
         if let Some(refresh) = &tokens.refresh_token {
-            self.save_secret(&me.user_id, refresh.clone()).await;
+            self.inner.account.save_secret(&me.user_id, refresh.clone()).await;
             if signed_out() {
-                self.forget_secret(&me.user_id).await; // the sign-out's delete came before this save
+                self.inner.account.forget_secret(&me.user_id).await; // the sign-out's delete came before this save
                 return Err(EngineError::SignedOut);
             }
         }
@@ -118,17 +90,14 @@ impl Engine {
     pub async fn resume_saved_account(&self) -> Result<Option<Me>, EngineError> {
         // A sign-out since the sign-in at start began (from the tray, while the keyring was being
         // asked) means: stay signed out.
-        let sign_outs = match *self.inner.account.restoring.borrow() {
-            true => self.inner.account.restore_began.load(std::sync::atomic::Ordering::SeqCst),
-            false => self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst),
-        };
-        if self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst) != sign_outs {
+        let sign_outs = self.inner.account.sign_outs_at_restore();
+        if self.inner.account.sign_outs() != sign_outs {
             return Ok(None);
         }
         let Some(account) = self.inner.store.account()? else { return Ok(None) };
-        let Some(kept) = self.load_secret(&account.user_id).await else {
+        let Some(kept) = self.inner.account.load_secret(&account.user_id).await else {
             // Never "signed in" without a usable token: the account needs a sign-in, visibly.
-            let kept = self.secret_store().map(|s| s.describe()).unwrap_or_else(|| "nowhere".into());
+            let kept = self.inner.account.secret_store().map(|s| s.describe()).unwrap_or_else(|| "nowhere".into());
             let problem = AccountProblem::NotFound { kept };
             tracing::warn!(account = %account.email, "{problem}");
             self.inner.store.set_account_problem(Some(&problem))?;
@@ -136,7 +105,7 @@ impl Engine {
             return Ok(None);
         };
         // Sent only to the cloud it came from: settings that name another are not given it.
-        let here = self.origins();
+        let here = self.inner.account.origins();
         if !kept.belongs_to(&here) {
             let from = kept.origins.unwrap_or_else(crate::secrets::Origins::built_in);
             let problem = AccountProblem::OtherCloud { from: from.auth, here: here.auth };
@@ -159,7 +128,7 @@ impl Engine {
                 }
                 Err(e) if e.is_retryable() && !matches!(e, CloudError::Refused { .. }) => {
                     tracing::info!("signing in again: {e}; trying again in {pause:?}");
-                    self.set_offline(Some(e.to_string()));
+                    self.inner.health.set_offline(Some(e.to_string()));
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_secs(60));
                 }
@@ -173,7 +142,7 @@ impl Engine {
 
     /// A 401 came back for this account: renew now if we can, else the account needs a sign-in.
     pub(super) fn on_stale_token(&self, account: &str) {
-        let renewal = self.inner.account.renewal.locked().clone();
+        let renewal = self.inner.account.renewal();
         match renewal {
             Some(r) if r.account == account => r.now.notify_one(),
             _ => self.sign_in_needed(account),
@@ -183,7 +152,7 @@ impl Engine {
     fn spawn_renewal(&self, account: &str, refresh: SecretString, expires_in: Option<Duration>) {
         let Some(session) = self.session().filter(|s| s.account == account) else { return };
         let renewal = Arc::new(Renewal { account: account.into(), now: Notify::new() });
-        *self.inner.account.renewal.locked() = Some(renewal.clone());
+        self.inner.account.set_renewal(renewal.clone());
         let this = self.clone();
         self.inner.tracker.spawn(async move { this.renew_loop(session, renewal, refresh, expires_in).await });
     }
@@ -205,7 +174,7 @@ impl Engine {
                     session.renew(Credentials { access_token: tokens.access_token, team });
                     if let Some(next) = tokens.refresh_token {
                         refresh = next;
-                        self.save_secret(&session.account, refresh.clone()).await;
+                        self.inner.account.save_secret(&session.account, refresh.clone()).await;
                     }
                     expires_in = tokens.expires_in;
                     wait = expires_in.map(|d| d.saturating_sub(RENEW_EARLY).max(Duration::from_secs(5)));
@@ -227,49 +196,7 @@ impl Engine {
     /// The refresh token was refused: it is worthless now; forget it and ask for a sign-in.
     async fn refresh_refused(&self, account: &str, e: &CloudError) {
         tracing::warn!(account, "the refresh was refused ({e}): sign in again");
-        self.forget_secret(account).await;
+        self.inner.account.forget_secret(account).await;
         self.sign_in_needed(account);
-    }
-
-    /// The origins this engine's cloud speaks to, kept with a sign-in.
-    fn origins(&self) -> crate::secrets::Origins {
-        crate::secrets::Origins::of(self.inner.cloud.auth_url(), self.inner.cloud.api_url())
-    }
-
-    async fn save_secret(&self, account: &str, secret: SecretString) {
-        let Some(store) = self.secret_store_ready().await else { return };
-        let secret = crate::secrets::KeptSignIn { refresh: secret, origins: Some(self.origins()) };
-        let account = account.to_string();
-        tracing::debug!(%account, "keeping the sign-in");
-        let _in_order = self.inner.account.secret_writes.lock().await;
-        let saved = tokio::task::spawn_blocking(move || store.save(&account, &secret)).await;
-        if let Ok(Err(e)) | Err(e) = saved.map_err(|e| crate::secrets::SecretError::Keyring(e.to_string())) {
-            self.note_problem(Problem::SignInNotKept { why: e.to_string() });
-        }
-    }
-
-    async fn load_secret(&self, account: &str) -> Option<crate::secrets::KeptSignIn> {
-        let store = self.secret_store()?;
-        let account = account.to_string();
-        match tokio::task::spawn_blocking(move || store.load(&account)).await {
-            Ok(Ok(s)) => s,
-            Ok(Err(e)) => {
-                self.note_problem(Problem::SignInNotRead { why: e.to_string() });
-                None
-            }
-            Err(_) => None,
-        }
-    }
-
-    pub(super) async fn forget_secret(&self, account: &str) {
-        // A sign-out right after start waits for the store to be chosen, so it deletes for real.
-        let Some(store) = self.secret_store_ready().await else { return };
-        let account = account.to_string();
-        tracing::debug!(%account, "deleting the saved sign-in");
-        // After any save under way: a sign-out's delete is the last word, not overtaken by it.
-        let _in_order = self.inner.account.secret_writes.lock().await;
-        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || store.delete(&account)).await {
-            self.note_problem(Problem::SignInNotRemoved { why: e.to_string() });
-        }
     }
 }

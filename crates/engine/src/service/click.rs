@@ -10,7 +10,6 @@
 use super::{Engine, EngineError, EngineEvent};
 use crate::desktop::DesktopEvent;
 use crate::lang::say;
-use crate::lock::Locked;
 use crate::notice::Item;
 use crate::place::Place;
 use crate::store::{FollowKind, StoreError, StoredNotice};
@@ -151,7 +150,7 @@ impl Engine {
     /// of the deliverer first: a banner that replaced another in place has the same id, and the
     /// store would still answer with the notice it replaced.
     fn clicked_notice(&self, banner_id: u32) -> Result<Option<StoredNotice>, StoreError> {
-        let unrecorded = self.inner.delivering.unrecorded.locked().iter().find(|(_, id)| **id == banner_id).map(|(key, _)| key.clone());
+        let unrecorded = self.inner.deliverer.unrecorded_notice(banner_id);
         if let Some(notice) = unrecorded.map(|key| self.inner.store.notice(&key)).transpose()?.flatten() {
             return Ok(Some(notice));
         }
@@ -166,7 +165,7 @@ impl Engine {
             let click = match event {
                 DesktopEvent::ServerAppeared => {
                     tracing::info!("a notification server appeared");
-                    this.inner.deliver.notify_one();
+                    this.inner.deliverer.wake();
                     return;
                 }
                 DesktopEvent::Clicked(click) => click,

@@ -105,7 +105,7 @@ impl Engine {
                 if changed {
                     tracing::info!("delivery settings applied from {}", file.display());
                     // A hold may have ended with them (quiet hours switched off …): look again.
-                    self.inner.deliver.notify_one();
+                    self.inner.deliverer.wake();
                     self.changed();
                 }
                 st.settings = settings;
@@ -154,7 +154,7 @@ impl Engine {
     pub fn pause(&self, until: Option<Timestamp>) -> Result<(), EngineError> {
         let value = until.map(|t| t.as_millisecond().to_string()).unwrap_or_else(|| UNTIL_RESUMED.into());
         self.inner.store.set(PAUSE, Some(&value))?;
-        self.inner.deliver.notify_one();
+        self.inner.deliverer.wake();
         self.changed();
         Ok(())
     }
@@ -162,7 +162,7 @@ impl Engine {
     /// Ends a pause; what was held is summed up in one banner.
     pub fn resume(&self) -> Result<(), EngineError> {
         self.inner.store.set(PAUSE, None)?;
-        self.inner.deliver.notify_one();
+        self.inner.deliverer.wake();
         self.changed();
         Ok(())
     }

@@ -4,13 +4,16 @@
 //! WezTerm pane, an X11 window), asked of the terminal itself at delivery. What cannot be told
 //! shows its banner. Also here: what terminals report about the cloud sessions they show.
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::{Engine, EngineError};
 use crate::lock::Locked;
 use crate::notice::Item;
 use crate::place::Place;
-use crate::store::{SessionShown, StoredNotice};
+use crate::store::{SessionShown, Store, StoredNotice};
+use crate::terminal::Terminals;
 
 /// How long one delivery pass waits for terminals to say what the person looks at. A terminal
 /// that takes longer (a stalled tmux server, an X server that does not answer) cannot tell, and
@@ -23,64 +26,52 @@ enum Question {
     Place(Box<Place>),
 }
 
-/// What the person is looking at, as terminals and the app's own windows report it.
-pub(super) struct Looking {
+/// What the person is looking at, as terminals and the app's own windows report it, and the
+/// terminals to ask. Reported by the socket's and the app's calls and read by the deliverer's
+/// pass, so each set is behind its own lock.
+pub(super) struct Focus {
     /// Terminal surfaces the person is looking at, as terminals report them (`surface.focus`).
-    pub(super) focused: std::sync::Mutex<std::collections::HashSet<(String, Option<String>)>>,
+    focused: Mutex<HashSet<(String, Option<String>)>>,
     /// Items the app's own window shows right now.
-    pub(super) viewing: std::sync::Mutex<std::collections::HashSet<Item>>,
+    viewing: Mutex<HashSet<Item>>,
+    terminals: Arc<dyn Terminals>,
 }
 
-impl Engine {
-    /// A terminal shows this cloud session (what a hand-off banner's click reveals): a cmux
-    /// surface, a terminal place, or both.
-    pub fn attach_session(&self, session_id: &str, shown: &SessionShown) -> Result<(), EngineError> {
-        self.inner.store.attach_session(session_id, shown, self.inner.clock.now_ms())?;
-        Ok(())
+impl Focus {
+    pub(super) fn new(terminals: Arc<dyn Terminals>) -> Self {
+        Focus { focused: Default::default(), viewing: Default::default(), terminals }
     }
 
-    /// A terminal reports whether the person is looking at a surface. Looking at it marks what
-    /// came from it read, and takes those banners away.
-    pub async fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) -> Result<(), EngineError> {
+    /// A terminal says whether the person is looking at a surface.
+    fn set_surface(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) {
         let key = (workspace_id.to_string(), surface_id.map(String::from));
-        {
-            let mut set = self.inner.looking.focused.locked();
-            if focused {
-                set.insert(key);
-            } else {
-                set.remove(&key);
-            }
-        }
+        let mut set = self.focused.locked();
         if focused {
-            let keys = self.inner.store.mark_read_for_surface(workspace_id, surface_id, self.inner.clock.now_ms())?;
-            self.withdraw_banners_of(&keys).await?;
+            set.insert(key);
+        } else {
+            set.remove(&key);
         }
-        Ok(())
     }
 
-    /// The app's window shows this item (`run:<id>`, `handoff:<id>`) to the person now, or
-    /// nothing (`None`): the same as a focused terminal surface. What was told about the item is
-    /// marked read and its banner withdrawn; what comes while it is shown gets no banner.
-    pub async fn set_viewing(&self, item: Option<&Item>) -> Result<(), EngineError> {
-        {
-            let mut set = self.inner.looking.viewing.locked();
-            set.clear();
-            set.extend(item.cloned());
-        }
-        let Some(item) = item else { return Ok(()) };
-        let keys = self.inner.store.mark_read_for_item(item, self.inner.clock.now_ms())?;
-        if !keys.is_empty() {
-            self.withdraw_banners_of(&keys).await?;
-        }
-        Ok(())
+    /// The app's window shows this item now, or nothing.
+    fn set_viewing(&self, item: Option<&Item>) {
+        let mut set = self.viewing.locked();
+        set.clear();
+        set.extend(item.cloned());
+    }
+
+    /// Whether a terminal said the person is looking at this surface.
+    pub(super) fn is_focused(&self, workspace_id: &str, surface_id: Option<&str>) -> bool {
+        let set = self.focused.locked();
+        set.contains(&(workspace_id.to_string(), surface_id.map(String::from))) || set.contains(&(workspace_id.to_string(), None))
     }
 
     /// Whether the person is looking at what each of these notices is about, in one pass: each
     /// terminal place is asked once however many notices came from it, all places at once, and
     /// none longer than [`FOCUS_BUDGET`] (what has not answered by then cannot be told: its
-    /// banner shows).
-    pub(super) async fn looking_at_all(&self, notices: &[&StoredNotice]) -> Vec<bool> {
-        let questions: Vec<Question> = notices.iter().map(|n| self.question(n)).collect();
+    /// banner shows). `remote_tmux`: the person allows asking a pane on another machine.
+    pub(super) async fn looking_at_all(&self, notices: &[&StoredNotice], store: &Store, remote_tmux: bool) -> Vec<bool> {
+        let questions: Vec<Question> = notices.iter().map(|n| self.question(n, store, remote_tmux)).collect();
         let mut places: Vec<&Box<Place>> = Vec::new();
         for q in &questions {
             if let Question::Place(p) = q
@@ -94,10 +85,10 @@ impl Engine {
             let both = async {
                 match place.remote.as_deref() {
                     Some(there) if there.tmux.is_some() => {
-                        let (here, there) = tokio::join!(self.inner.terminals.looked_at(place), crate::terminal::remote::looked_at(there));
+                        let (here, there) = tokio::join!(self.terminals.looked_at(place), crate::terminal::remote::looked_at(there));
                         Some(here? && there?)
                     }
-                    _ => self.inner.terminals.looked_at(place).await,
+                    _ => self.terminals.looked_at(place).await,
                 }
             };
             let seen = tokio::time::timeout(FOCUS_BUDGET, both).await.ok().flatten();
@@ -115,8 +106,8 @@ impl Engine {
     }
 
     /// What tells whether the person looks at a notice: known here, or a terminal to ask.
-    fn question(&self, n: &StoredNotice) -> Question {
-        if self.inner.looking.viewing.locked().contains(&n.item) {
+    fn question(&self, n: &StoredNotice, store: &Store, remote_tmux: bool) -> Question {
+        if self.viewing.locked().contains(&n.item) {
             return Question::Known(true);
         }
         if let Some(ws) = &n.workspace_id {
@@ -127,14 +118,14 @@ impl Engine {
         // (docs/terminals.md, "Agents on another machine").
         if let Some(place) = &n.place
             && place.remote.as_ref().is_some_and(|r| r.tmux.is_some())
-            && !self.delivery_settings().remote_tmux
+            && !remote_tmux
         {
             return Question::Known(false);
         }
         if let Some(place) = &n.place {
             return Question::Place(Box::new(place.clone()));
         }
-        let shown = match n.session_id.as_deref().map(|s| self.inner.store.session_shown(s)) {
+        let shown = match n.session_id.as_deref().map(|s| store.session_shown(s)) {
             Some(Ok(Some(shown))) => shown,
             _ => return Question::Known(false),
         };
@@ -148,10 +139,42 @@ impl Engine {
             None => Question::Known(false),
         }
     }
+}
+
+impl Engine {
+    /// A terminal shows this cloud session (what a hand-off banner's click reveals): a cmux
+    /// surface, a terminal place, or both.
+    pub fn attach_session(&self, session_id: &str, shown: &SessionShown) -> Result<(), EngineError> {
+        self.inner.store.attach_session(session_id, shown, self.inner.clock.now_ms())?;
+        Ok(())
+    }
+
+    /// A terminal reports whether the person is looking at a surface. Looking at it marks what
+    /// came from it read, and takes those banners away.
+    pub async fn set_focus(&self, workspace_id: &str, surface_id: Option<&str>, focused: bool) -> Result<(), EngineError> {
+        self.inner.focus.set_surface(workspace_id, surface_id, focused);
+        if focused {
+            let keys = self.inner.store.mark_read_for_surface(workspace_id, surface_id, self.inner.clock.now_ms())?;
+            self.withdraw_banners_of(&keys).await?;
+        }
+        Ok(())
+    }
+
+    /// The app's window shows this item (`run:<id>`, `handoff:<id>`) to the person now, or
+    /// nothing (`None`): the same as a focused terminal surface. What was told about the item is
+    /// marked read and its banner withdrawn; what comes while it is shown gets no banner.
+    pub async fn set_viewing(&self, item: Option<&Item>) -> Result<(), EngineError> {
+        self.inner.focus.set_viewing(item);
+        let Some(item) = item else { return Ok(()) };
+        let keys = self.inner.store.mark_read_for_item(item, self.inner.clock.now_ms())?;
+        if !keys.is_empty() {
+            self.withdraw_banners_of(&keys).await?;
+        }
+        Ok(())
+    }
 
     /// Whether a terminal said the person is looking at this surface.
     pub fn is_focused(&self, workspace_id: &str, surface_id: Option<&str>) -> bool {
-        let set = self.inner.looking.focused.locked();
-        set.contains(&(workspace_id.to_string(), surface_id.map(String::from))) || set.contains(&(workspace_id.to_string(), None))
+        self.inner.focus.is_focused(workspace_id, surface_id)
     }
 }

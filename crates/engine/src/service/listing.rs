@@ -58,22 +58,22 @@ impl Engine {
         if let Some(listing) = handoffs {
             let (items, problems) = listing.into_parts();
             for problem in problems {
-                self.note_problem(Problem::Listing { said: problem });
+                self.inner.health.note(Problem::Listing { said: problem });
             }
             for h in items.iter().filter(|h| !h.is_closed()) {
                 if let Err(e) = self.adopt_handoff(session, h) {
-                    self.not_followed(e);
+                    self.inner.health.not_followed(e);
                 }
             }
         }
         if let Some(listing) = runs {
             let (items, problems) = listing.into_parts();
             for problem in problems {
-                self.note_problem(Problem::Listing { said: problem });
+                self.inner.health.note(Problem::Listing { said: problem });
             }
             for run in items.iter().filter(|r| !r.is_terminal()) {
                 if let Err(e) = self.inner.follower.follow_run(session, &run.id, false) {
-                    self.not_followed(e);
+                    self.inner.health.not_followed(e);
                 }
                 let _ =
                     self.inner.store.set_follow_title(FollowKind::Run, run.id.as_str(), &notice::run_title(&self.inner.lang, &run.task));

@@ -4,25 +4,32 @@
 //! It holds no product rule of its own: what is news is `notice`, what is durable is `store`,
 //! how to ask is `follow`. Nothing here is global; tests build several engines side by side.
 //!
-//! This file holds the handle (its options, events and tasks) and the follows; beside it:
+//! This file holds `Engine` (its options, events, and the handles it starts and stops) and the
+//! follows. Each long-lived part owns its state in its own file, behind a handle:
+//! - `deliver`: the deliverer, a task with its own state, and `Deliverer`, the handle that wakes
+//!   it: untold notices through the delivery policy to banners, one failure at a time;
+//! - `focus`: `Focus`, the focus rule (what the person is looking at gets no banner), and what
+//!   terminals report about the sessions they show;
+//! - `health`: `Health`, the problems seen lately and why the cloud or banners wait; and what
+//!   `status` shows;
+//! - `account_state`: `AccountState`, who is signed in and how the sign-in is kept;
+//! - `updates`: `Updates`, whether a newer version is out (a daily task);
+//! - `delivery_state`: the `[delivery]` settings in force, and the pause.
+//!
+//! What crosses parts is `Engine`'s, a file each:
 //! - `sign_in`: who is signed in: a token, the teams, a switch of account, signing out;
 //! - `account`: staying signed in (the device code, renewal, the saved sign-in);
 //! - `listing`: the open hand-offs and Runs listed at sign-in, followed;
-//! - `status`: what `status` shows, and the problems it lists;
 //! - `notices`: this machine's terminals' notices, read marks, banners taken away;
-//! - `deliver`: untold notices through the delivery policy to banners, one failure at a time;
 //! - `click`: what a click, a menu line or an `open` link opens (a terminal, a link, a card);
-//! - `focus`: the focus rule (what the person is looking at gets no banner), and what terminals
-//!   report about the sessions they show;
 //! - `keep`: what is kept and how long (cards, the history);
-//! - `settings`: the `[delivery]` settings in force, and the pause;
 //! - `views`: what the tray and the windows show.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Notify, broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -36,10 +43,9 @@ use crate::store::{Store, StoreError, StoredNotice};
 /// How long a request that needs the account waits for the saved sign-in to be restored at start
 /// (a keyring just after login can take seconds).
 pub const SIGN_IN_RESTORE_WAIT: Duration = Duration::from_secs(20);
-/// How long a sign-in waits for the host to choose where to keep it (the keyring asked at start).
-const SECRET_STORE_WAIT: Duration = Duration::from_secs(90);
 
 mod account;
+mod account_state;
 mod click;
 mod deliver;
 mod delivery_state;
@@ -48,7 +54,6 @@ mod health;
 mod keep;
 mod listing;
 mod notices;
-mod settle;
 mod sign_in;
 mod updates;
 mod views;
@@ -153,6 +158,29 @@ impl Drop for RestoringSignIn {
     }
 }
 
+/// Tells the shell that something it shows changed; each handle whose state the tray shows holds one.
+#[derive(Clone)]
+struct Changes(broadcast::Sender<EngineEvent>);
+
+impl Changes {
+    fn say(&self) {
+        let _ = self.0.send(EngineEvent::Changed);
+    }
+
+    /// Puts `value` in `slot`; when that changed what was there, the tray and windows redraw.
+    fn set<T: PartialEq>(&self, slot: &Mutex<T>, value: T) {
+        let changed = {
+            let mut held = slot.locked();
+            let changed = *held != value;
+            *held = value;
+            changed
+        };
+        if changed {
+            self.say();
+        }
+    }
+}
+
 /// The running engine. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -164,11 +192,11 @@ struct Inner {
     store: Arc<Store>,
     follower: Follower,
     desktop: Arc<dyn Desktop>,
-    /// Each concern's own state, declared in its file.
-    delivering: deliver::Delivering,
-    looking: focus::Looking,
-    account: account::AccountState,
-    health: health::Health,
+    /// Each concern's own state, declared in its file; the deliverer's handle (its state is its task's).
+    deliverer: deliver::Deliverer,
+    focus: focus::Focus,
+    account: account_state::AccountState,
+    health: Arc<health::Health>,
     updates: updates::Updates,
     terminals: Arc<dyn crate::terminal::Terminals>,
     clock: Clock,
@@ -176,8 +204,6 @@ struct Inner {
     lang: Arc<crate::lang::Lang>,
     /// The delivery policy's settings, and where they come from.
     delivery: delivery_state::DeliveryCell,
-    /// Wakes the deliverer: a notice saved, a setting changed, a hold ended.
-    deliver: Arc<Notify>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
     events: broadcast::Sender<EngineEvent>,
@@ -190,7 +216,7 @@ impl Engine {
         let store = Arc::new(Store::open(&opts.database)?);
         let shutdown = CancellationToken::new();
         let tracker = TaskTracker::new();
-        let deliver = Arc::new(Notify::new());
+        let deliverer = deliver::Deliverer::new();
         let (follower_tx, follower_rx) = mpsc::unbounded_channel();
         let follower = Follower::new(
             cloud.clone(),
@@ -200,59 +226,39 @@ impl Engine {
             opts.pacing,
             opts.limits,
             tracker.clone(),
-            deliver.clone(),
+            deliverer.waker(),
             follower_tx,
         );
         let (events, _) = broadcast::channel(256);
+        let changes = Changes(events.clone());
+        let health = Arc::new(health::Health::new(opts.clock.clone(), changes.clone()));
+        let origins = crate::secrets::Origins::of(cloud.auth_url(), cloud.api_url());
         let engine = Engine {
             inner: Arc::new(Inner {
                 cloud,
                 store,
                 follower,
                 desktop: opts.desktop,
-                delivering: deliver::Delivering {
-                    last_sound: Mutex::new(Default::default()),
-                    settle: Mutex::new(Default::default()),
-                    leaders: Mutex::new(Default::default()),
-                    tries: Mutex::new(Default::default()),
-                    unrecorded: Mutex::new(Default::default()),
-                    desktop_retry: opts.desktop_retry,
-                },
-                looking: focus::Looking { focused: Mutex::new(Default::default()), viewing: Mutex::new(Default::default()) },
-                account: account::AccountState {
-                    session: Mutex::new(None),
-                    secrets: tokio::sync::watch::Sender::new(opts.secrets),
-                    renewal: Mutex::new(None),
-                    pending_device: Mutex::new(None),
-                    me: Mutex::new(None),
-                    restoring: tokio::sync::watch::Sender::new(false),
-                    sign_outs: Default::default(),
-                    secret_writes: Default::default(),
-                    restore_began: Default::default(),
-                },
-                health: health::Health {
-                    problems: Mutex::new(Vec::new()),
-                    offline: tokio::sync::watch::Sender::new(None),
-                    banners_off: Mutex::new(None),
-                    no_server: Mutex::new(None),
-                },
-                updates: updates::Updates { feed: opts.update_feed, newer: Mutex::new(None) },
+                deliverer,
+                focus: focus::Focus::new(opts.terminals.clone()),
+                account: account_state::AccountState::new(opts.secrets, origins, health.clone()),
+                health,
+                updates: updates::Updates::new(opts.update_feed, changes.clone()),
                 terminals: opts.terminals,
                 clock: opts.clock,
                 lang: opts.lang,
                 delivery: delivery_state::DeliveryCell::new(opts.config_file.clone()),
-                deliver,
                 shutdown,
                 tracker,
                 events,
             }),
         };
         engine.load_delivery_settings();
-        engine.spawn_deliverer();
+        engine.inner.deliverer.start(&engine, opts.desktop_retry);
         engine.spawn_follower_events(follower_rx);
         engine.spawn_sweeper();
         engine.spawn_desktop_events();
-        engine.spawn_update_check();
+        engine.inner.updates.start(engine.inner.cloud.clone(), &engine.inner.tracker, engine.inner.shutdown.clone());
         Ok(engine)
     }
 
@@ -281,19 +287,6 @@ impl Engine {
         let _ = self.inner.events.send(EngineEvent::Changed);
     }
 
-    /// Puts `value` in `slot`; when that changed what was there, the tray and windows redraw.
-    fn set_shown<T: PartialEq>(&self, slot: &Mutex<T>, value: T) {
-        let changed = {
-            let mut held = slot.locked();
-            let changed = *held != value;
-            *held = value;
-            changed
-        };
-        if changed {
-            self.changed();
-        }
-    }
-
     /// Hands each of `events` to `on_event`, in order, until they end or the engine stops.
     fn spawn_event_loop<T: Send + 'static>(&self, mut events: mpsc::UnboundedReceiver<T>, on_event: impl Fn(&Engine, T) + Send + 'static) {
         let this = self.clone();
@@ -309,47 +302,23 @@ impl Engine {
     }
 
     fn session(&self) -> Option<Arc<Session>> {
-        self.inner.account.session.locked().clone()
+        self.inner.account.session()
     }
 
     fn signed_in(&self) -> Result<Arc<Session>, EngineError> {
-        if let Some(session) = self.session() {
-            return Ok(session);
-        }
-        // The sign-in at start is still being tried: say why it has not come through.
-        match (*self.inner.account.restoring.borrow(), self.inner.health.offline.borrow().clone()) {
-            (true, Some(why)) => Err(EngineError::NotSignedInYet { why }),
-            _ => Err(EngineError::SignedOut),
-        }
+        self.inner.account.signed_in(|| self.inner.health.offline())
     }
 
     /// Where the refresh token is kept from now on (the host chooses it once the keyring answered).
     pub fn set_secret_store(&self, store: crate::secrets::SecretStore) {
-        self.inner.account.secrets.send_replace(Some(store));
+        self.inner.account.set_secret_store(store);
         self.changed();
-    }
-
-    fn secret_store(&self) -> Option<crate::secrets::SecretStore> {
-        self.inner.account.secrets.borrow().clone()
-    }
-
-    /// The store, waiting for the host's choice while the sign-in at start is under way (a sign-in
-    /// made meanwhile is kept in the store chosen, not lost).
-    async fn secret_store_ready(&self) -> Option<crate::secrets::SecretStore> {
-        if self.secret_store().is_none() && *self.inner.account.restoring.borrow() {
-            let mut chosen = self.inner.account.secrets.subscribe();
-            let _ = tokio::time::timeout(SECRET_STORE_WAIT, chosen.wait_for(Option::is_some)).await;
-        }
-        self.secret_store()
     }
 
     /// Says that the sign-in at start is under way until the returned guard is dropped: requests
     /// that need the account wait for it (see [`Self::account_ready`]).
     pub fn restoring_sign_in(&self) -> RestoringSignIn {
-        let sign_outs = self.inner.account.sign_outs.load(std::sync::atomic::Ordering::SeqCst);
-        self.inner.account.restore_began.store(sign_outs, std::sync::atomic::Ordering::SeqCst);
-        self.inner.account.restoring.send_replace(true);
-        RestoringSignIn(self.inner.account.restoring.clone())
+        self.inner.account.restoring_sign_in()
     }
 
     /// Waits (at most `within`) while the sign-in at start is under way, so a request made just
@@ -359,7 +328,7 @@ impl Engine {
         if self.session().is_some() {
             return;
         }
-        let (mut restoring, mut offline) = (self.inner.account.restoring.subscribe(), self.inner.health.offline.subscribe());
+        let (mut restoring, mut offline) = (self.inner.account.watch_restoring(), self.inner.health.watch_offline());
         let _ = tokio::time::timeout(within, async {
             tokio::select! {
                 _ = restoring.wait_for(|r| !r) => {}
@@ -399,7 +368,7 @@ impl Engine {
     /// Follows a Run, asked by `asked`.
     pub fn follow_run_from(&self, id: &RunId, asked: Asked) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.follower.follow_run(&session, id, asked == Asked::ThisMachine).map_err(|e| self.not_followed(e))?;
+        self.inner.follower.follow_run(&session, id, asked == Asked::ThisMachine).map_err(|e| self.inner.health.not_followed(e))?;
         self.changed();
         Ok(())
     }
@@ -408,7 +377,7 @@ impl Engine {
     /// this machine may later open a workspace on the host the cloud names (docs/notices.md §4).
     pub fn follow_handoff_from(&self, id: &HandoffId, asked: Asked) -> Result<(), EngineError> {
         let session = self.signed_in()?;
-        self.inner.follower.follow_handoff(&session, id, 0, asked == Asked::ThisMachine).map_err(|e| self.not_followed(e))?;
+        self.inner.follower.follow_handoff(&session, id, 0, asked == Asked::ThisMachine).map_err(|e| self.inner.health.not_followed(e))?;
         self.changed();
         Ok(())
     }
@@ -418,7 +387,7 @@ impl Engine {
     pub async fn cancel_run(&self, id: &RunId) -> Result<(), EngineError> {
         let session = self.signed_in()?;
         self.inner.store.note_cancel(id.as_str(), self.inner.clock.now_ms())?;
-        self.inner.follower.follow_run(&session, id, true).map_err(|e| self.not_followed(e))?;
+        self.inner.follower.follow_run(&session, id, true).map_err(|e| self.inner.health.not_followed(e))?;
         self.inner.cloud.cancel_run(&session.credentials(), id).await.map_err(|source| EngineError::Cancel { id: id.to_string(), source })
     }
 

@@ -19,7 +19,7 @@ impl Engine {
             posts.iter().map(|post| notice::local::local_notice(&self.inner.lang, post, &notice::local::new_cmux_id())).collect();
         let saved = self.inner.store.record_notices_grouped(notices.clone(), self.inner.clock.now_ms()).await;
         if saved.iter().any(|new| matches!(new, Ok(true))) {
-            self.inner.deliver.notify_one();
+            self.inner.deliverer.wake();
         }
         self.changed();
         notices.into_iter().zip(saved).map(|(notice, saved)| saved.map(|_| notice).map_err(EngineError::from)).collect()

@@ -7,10 +7,9 @@ use std::sync::Arc;
 
 use secrecy::SecretString;
 
+use super::account_state::TakeOver;
 use super::{Engine, EngineError};
 use crate::cloud::{CloudError, Credentials, Me, Team, TeamId};
-use crate::follow::Session;
-use crate::lock::Locked;
 use crate::notice::{AppStatus, Notice, NoticeStatus};
 use crate::status::Problem;
 use crate::store::AccountProblem;
@@ -31,7 +30,7 @@ impl Engine {
             Ok(me) => me,
             // Said while it lasts (the tray, `status`, a request waiting for the account).
             Err(EngineError::SignIn(e)) if e.is_unreachable() || matches!(e, CloudError::RetryLater { .. }) => {
-                self.set_offline(Some(e.to_string()));
+                self.inner.health.set_offline(Some(e.to_string()));
                 return Err(EngineError::SignIn(e));
             }
             Err(e) => return Err(e),
@@ -53,7 +52,7 @@ impl Engine {
             let available = me.teams.iter().map(|t| t.id.to_string()).collect::<Vec<_>>().join(", ");
             return Err(EngineError::NoSuchTeam { team: team.to_string(), available });
         }
-        *self.inner.account.me.locked() = Some(me.clone());
+        self.inner.account.set_me(Some(me.clone()));
         Ok(me)
     }
 
@@ -64,8 +63,8 @@ impl Engine {
         match self.who_is(&mut session.credentials()).await {
             Ok(me) => Ok(me.teams),
             Err(e) => {
-                let me = self.inner.account.me.locked();
-                me.as_ref().filter(|me| me.user_id == session.account).map(|me| me.teams.clone()).ok_or(e)
+                let me = self.inner.account.me();
+                me.filter(|me| me.user_id == session.account).map(|me| me.teams).ok_or(e)
             }
         }
     }
@@ -95,7 +94,7 @@ impl Engine {
     /// Makes `me` the signed-in account with these credentials (see [`Self::sign_in_with_token`]).
     pub(super) fn activate(&self, me: Me, cred: Credentials) -> Result<Me, EngineError> {
         // The cloud just answered: whatever said "offline" is over.
-        self.set_offline(None);
+        self.inner.health.set_offline(None);
         let team = cred.team.clone();
         let row = AccountRow {
             user_id: me.user_id.clone(),
@@ -104,30 +103,21 @@ impl Engine {
             signed_in_at: self.inner.clock.now_ms(),
             problem: None,
         };
-        let session = {
-            let mut slot = self.inner.account.session.locked();
-            match slot.as_ref() {
-                Some(s) if s.account == me.user_id && s.credentials().team == team => {
-                    s.renew(cred);
-                    drop(slot);
-                    self.inner.store.set_account(&row)?;
-                    self.changed();
-                    return Ok(me);
-                }
-                Some(old) => {
-                    old.stop.cancel();
-                    if old.account != me.user_id {
-                        // A switch of account: the one before keeps its follows (parked under it)
-                        // but not its saved sign-in.
-                        let (this, account) = (self.clone(), old.account.clone());
-                        self.inner.tracker.spawn(async move { this.forget_secret(&account).await });
-                    }
-                }
-                None => {}
+        let session = match self.inner.account.take_over(&me.user_id, cred, || self.inner.shutdown.child_token()) {
+            TakeOver::Renewed => {
+                self.inner.store.set_account(&row)?;
+                self.changed();
+                return Ok(me);
             }
-            let session = Session::new(&me.user_id, cred, self.inner.shutdown.child_token());
-            *slot = Some(session.clone());
-            session
+            TakeOver::New { session, switched_from } => {
+                if let Some(account) = switched_from {
+                    // A switch of account: the one before keeps its follows (parked under it)
+                    // but not its saved sign-in.
+                    let this = self.clone();
+                    self.inner.tracker.spawn(async move { this.inner.account.forget_secret(&account).await });
+                }
+                session
+            }
         };
         self.inner.store.set_account(&row)?;
         let resumed = self.inner.follower.resume(&session)?;
@@ -140,18 +130,12 @@ impl Engine {
     /// Signs out: every follow of the account stops (they stay saved under it), its saved
     /// sign-in is deleted and the account is forgotten.
     pub async fn sign_out(&self) -> Result<(), EngineError> {
-        self.inner.account.sign_outs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let session = self.inner.account.session.locked().take();
-        if let Some(s) = &session {
-            s.stop.cancel();
-        }
-        self.inner.account.renewal.locked().take();
-        let account = session.map(|s| s.account.clone()).or(self.inner.store.account()?.map(|a| a.user_id));
+        let account = self.inner.account.sign_out().or(self.inner.store.account()?.map(|a| a.user_id));
         if let Some(account) = account {
-            self.forget_secret(&account).await;
+            self.inner.account.forget_secret(&account).await;
         }
         self.inner.store.clear_account()?;
-        self.inner.account.me.locked().take();
+        self.inner.account.set_me(None);
         tracing::info!("signed out");
         self.changed();
         Ok(())
@@ -159,16 +143,8 @@ impl Engine {
 
     /// The token was refused and cannot be renewed: stop, say so (tray state and one banner).
     pub(super) fn sign_in_needed(&self, account: &str) {
-        let session = {
-            let mut slot = self.inner.account.session.locked();
-            match slot.as_ref() {
-                Some(s) if s.account != account => return, // another account is signed in now
-                Some(_) => slot.take(),
-                None => None, // not signed in yet (a refused refresh at start): say so all the same
-            }
-        };
-        if let Some(s) = session {
-            s.stop.cancel();
+        if !self.inner.account.stop_session_of(account) {
+            return; // another account is signed in now
         }
         let _ = self.inner.store.set_account_problem(Some(&AccountProblem::TokenRefused));
         let now = self.inner.clock.now_ms();
@@ -185,9 +161,9 @@ impl Engine {
             host: None,
         };
         if self.inner.store.record_notice(&notice, now).unwrap_or(false) {
-            self.inner.deliver.notify_one();
+            self.inner.deliverer.wake();
         }
-        self.note_problem(Problem::TokenRefused);
+        self.inner.health.note(Problem::TokenRefused);
         self.changed();
     }
 }

@@ -2,19 +2,74 @@
 //! `[updates] feed` names, asked at start and then once a day. Linux packages update through the
 //! package manager, so this only says so: a line in the tray's menu, in settings and in `status`.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::Engine;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::{Changes, Engine};
+use crate::cloud::CloudClient;
 use crate::lock::Locked;
 
 /// How often the feed is asked again.
 const EVERY: Duration = Duration::from_secs(24 * 3600);
 
-/// The feed, and the newer version it last said.
+/// The update check: the feed, and the newer version it last said (written by its task, read by
+/// the tray and `status`, so behind a lock). Cheap to clone: the task holds a clone.
+#[derive(Clone)]
 pub(super) struct Updates {
-    pub(super) feed: Option<url::Url>,
-    pub(super) newer: Mutex<Option<String>>,
+    feed: Option<url::Url>,
+    newer: Arc<Mutex<Option<String>>>,
+    changes: Changes,
+}
+
+impl Updates {
+    pub(super) fn new(feed: Option<url::Url>, changes: Changes) -> Self {
+        Updates { feed, newer: Default::default(), changes }
+    }
+
+    /// Asks the feed now and once a day, until `shutdown`; nothing when no feed is set.
+    pub(super) fn start(&self, cloud: CloudClient, tracker: &TaskTracker, shutdown: CancellationToken) {
+        let Some(feed) = self.feed.clone() else { return };
+        let this = self.clone();
+        tracker.spawn(async move {
+            loop {
+                this.check(&cloud, &feed).await;
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(EVERY) => {}
+                }
+            }
+        });
+    }
+
+    async fn check(&self, cloud: &CloudClient, feed: &url::Url) {
+        let said = match cloud.release(feed).await {
+            Ok(release) => is_newer(env!("CARGO_PKG_VERSION"), &release.version).map(|newer| newer.then_some(release.version)),
+            Err(e) => Err(e.to_string()),
+        };
+        match said {
+            Ok(newer) => {
+                if let Some(v) = &newer {
+                    tracing::info!(version = %v, "a newer version is out");
+                }
+                self.changes.set(&self.newer, newer);
+            }
+            // Said in the log only: a feed that cannot be read is no reason to alarm anyone.
+            Err(why) => tracing::info!("the release feed {feed}: {why}"),
+        }
+    }
+
+    /// The newer version the feed said, if any.
+    pub(super) fn newer(&self) -> Option<String> {
+        self.newer.locked().clone()
+    }
+
+    /// The release feed, while it offers a newer version than this one.
+    pub(super) fn offered(&self) -> Option<(url::Url, String)> {
+        Some((self.feed.clone()?, self.newer()?))
+    }
 }
 
 /// Whether `offered` is a later version than `current`, by Semantic Versioning's order (the
@@ -29,8 +84,7 @@ pub fn is_newer(current: &str, offered: &str) -> Result<bool, String> {
 impl Engine {
     /// The release feed, while it offers a newer version than this one.
     pub fn update_offered(&self) -> Option<(url::Url, String)> {
-        let feed = self.inner.updates.feed.clone()?;
-        Some((feed, self.update_available()?))
+        self.inner.updates.offered()
     }
 
     /// The proxy the installer's own download of the update at `feed` goes through, by the
@@ -39,41 +93,9 @@ impl Engine {
         self.inner.cloud.proxy_for(feed).map(|p| cmux_tray_channel::ProxyLine::new(p.expose()))
     }
 
-    /// Asks the feed now and once a day, while the engine runs.
-    pub(super) fn spawn_update_check(&self) {
-        let Some(feed) = self.inner.updates.feed.clone() else { return };
-        let this = self.clone();
-        self.inner.tracker.spawn(async move {
-            loop {
-                this.check_for_update(&feed).await;
-                tokio::select! {
-                    _ = this.inner.shutdown.cancelled() => return,
-                    _ = tokio::time::sleep(EVERY) => {}
-                }
-            }
-        });
-    }
-
-    async fn check_for_update(&self, feed: &url::Url) {
-        let said = match self.inner.cloud.release(feed).await {
-            Ok(release) => is_newer(env!("CARGO_PKG_VERSION"), &release.version).map(|newer| newer.then_some(release.version)),
-            Err(e) => Err(e.to_string()),
-        };
-        match said {
-            Ok(newer) => {
-                if let Some(v) = &newer {
-                    tracing::info!(version = %v, "a newer version is out");
-                }
-                self.set_shown(&self.inner.updates.newer, newer);
-            }
-            // Said in the log only: a feed that cannot be read is no reason to alarm anyone.
-            Err(why) => tracing::info!("the release feed {feed}: {why}"),
-        }
-    }
-
     /// The newer version the feed said, if any.
     pub fn update_available(&self) -> Option<String> {
-        self.inner.updates.newer.locked().clone()
+        self.inner.updates.newer()
     }
 }
 

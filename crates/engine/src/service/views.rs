@@ -3,7 +3,6 @@
 
 use super::{Engine, EngineError};
 use crate::lang::Lang;
-use crate::lock::Locked;
 use crate::status::HeldBy;
 use crate::store::{FollowKind, NoticeState, StoredNotice};
 use crate::view::history::{HandoffCard, HistoryFilter, HistoryRow, HistoryView, RunCard};
@@ -107,14 +106,14 @@ impl Engine {
         if self.sign_in_in_memory() {
             return Some(crate::view::settings_page::kept_in_memory(&self.inner.lang));
         }
-        self.secret_store().as_ref().map(|store| crate::view::settings_page::kept_in(&self.inner.lang, store))
+        self.inner.account.secret_store().as_ref().map(|store| crate::view::settings_page::kept_in(&self.inner.lang, store))
     }
 
     /// Signed in with an access token given directly (`CMUX_TRAY_TOKEN`, `login --token-stdin`):
     /// no refresh token is kept anywhere, the sign-in lives in this process alone.
     pub(super) fn sign_in_in_memory(&self) -> bool {
         let Some(session) = self.session() else { return false };
-        self.inner.account.renewal.locked().as_ref().is_none_or(|r| r.account != session.account)
+        self.inner.account.renewal().is_none_or(|r| r.account != session.account)
     }
 }
 

@@ -1,18 +1,6 @@
-//! The deliverer: every untold notice, oldest first, through the delivery policy to the desktop.
-//!
-//! A notice that comes alone is decided at once; the ones that follow it settle for a moment
-//! (`settle`), so that ten Runs ending within a second become one banner, which takes the first
-//! one's place on screen. Each notice is decided: held (paused, quiet hours), recorded only (off, focused), shown,
-//! or coalesced with its source's burst (never one that needs the person: that one is urgent,
-//! and shown alone). A notice that shows is posted (replacing its item's
-//! live banner) and then marked told: a crash in between tells it again, replacing. When the hold
-//! ends, one summary banner says what came in meanwhile.
-//!
-//! One banner's failure is that banner's problem: a banner the server refuses is tried again
-//! with the next pass, and after `MAX_TRIES` it is set aside (`not shown`, with the server's
-//! reason) while the others go on. Only "no server at all" holds every banner, until a server
-//! appears. A banner that was posted but could not be saved as told is never posted again: its
-//! id is kept in memory and the save is retried (a full disk is a visible problem, not a repeat).
+//! One pass of the deliverer (`super::Task`): the untold notices through the delivery policy's
+//! steps, a burst into one banner, the banners posted and marked told, and the summary once a
+//! hold is over.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,121 +8,26 @@ use std::time::Duration;
 use jiff::Timestamp;
 use tokio::time::Instant;
 
-use super::Engine;
 use super::settle::Verdict;
+use super::{DeliverError, Looked, MAX_TRIES, Pass, Task};
 use crate::desktop::{Banner, DesktopError};
 use crate::lock::Locked;
 use crate::notice::{AppStatus, Item, Notice, NoticeStatus, Source};
 use crate::policy::{self, Candidate, Moment, Reason};
 use crate::status::Problem;
-use crate::store::{StoreError, StoredNotice};
+use crate::store::StoredNotice;
 
-/// A banner the server refuses is tried this often before it is set aside.
-pub const MAX_TRIES: u32 = 3;
-/// When no notification server answers, untold notices are tried again this often (the
-/// default of `EngineOptions::desktop_retry`).
-pub const DESKTOP_RETRY: Duration = Duration::from_secs(15);
 /// While notices are held, the config file is looked at this often, so an edit that ends the
 /// hold (quiet hours switched off by hand) is seen without a restart.
 const HOLD_RECHECK: Duration = Duration::from_secs(30);
-/// While a burst settles, the untold are looked at no more often than this, however fast
-/// notices come (a script on the socket sends thousands a second): a follower is seen at most
-/// this late, which lengthens its settle by as much (never past `settle::MAX`).
-const SETTLE_LOOK: Duration = Duration::from_millis(50);
-
-/// The untold keys read while a burst settles: each look reads only the notices saved since the
-/// last one (a burst of thousands is looked at every `SETTLE_LOOK`), and a pass that decides
-/// starts over from a full read. A notice that stops being untold while its burst settles (a
-/// `notification.clear`) is dropped at that full read.
-#[derive(Default)]
-struct Looked {
-    keys: Vec<(i64, String)>,
-    /// Whether `keys` holds every untold key up to its last, read while the burst settles
-    /// (false: the next look reads them all again).
-    settling: bool,
-}
-
-/// How a pass ended.
-enum Pass {
-    /// Followers are settling: look again after this long, or when one more comes.
-    Settling(Duration),
-    /// Decided what there was; look again after this long (a hold ending, a retry), or when woken.
-    Done(Option<Duration>),
-}
 
 fn ts(ms: i64) -> Timestamp {
     Timestamp::from_millisecond(ms).unwrap_or(Timestamp::UNIX_EPOCH)
 }
 
-/// Why a delivery pass stopped short; the pass is tried again after `desktop_retry`.
-#[derive(Debug, thiserror::Error)]
-enum DeliverError {
-    #[error("the store: {0}")]
-    Store(#[from] StoreError),
-    #[error("no notification server answered: {0}")]
-    NoServer(String),
-    #[error("banners are turned off: {0}")]
-    BannersOff(String),
-    /// The banner is up but not saved as told: it is remembered in memory, never posted twice.
-    #[error("banner {banner} is shown but could not be saved as told: {why}")]
-    ShownNotSaved { banner: u32, why: StoreError },
-}
-
-/// What the deliverer keeps between passes: the sound cooldown, the settle, the bursts' leaders,
-/// the server's refusals and the banners shown but not saved as told.
-pub(super) struct Delivering {
-    pub(super) desktop_retry: std::time::Duration,
-    /// The last sound per source (the cooldown).
-    pub(super) last_sound: std::sync::Mutex<std::collections::HashMap<Source, i64>>,
-    /// When the deliverer decides: at once for a notice alone, after a settle for a burst.
-    pub(super) settle: std::sync::Mutex<super::settle::Settle>,
-    /// Per source, the notice told alone at the head of a chain (chain, key): a burst that
-    /// follows it takes its banner's place.
-    pub(super) leaders: std::sync::Mutex<std::collections::HashMap<Source, (u64, String)>>,
-    /// How often the server refused each untold notice's banner.
-    pub(super) tries: std::sync::Mutex<std::collections::HashMap<String, u32>>,
-    /// Banners posted whose "told" is not saved, yet or at all (notice key → banner id): never
-    /// posted twice, and a click on one finds its notice.
-    pub(super) unrecorded: std::sync::Mutex<std::collections::HashMap<String, u32>>,
-}
-
-impl Engine {
-    pub(super) fn spawn_deliverer(&self) {
-        let this = self.clone();
-        self.inner.tracker.spawn(async move {
-            let mut looked = Looked::default();
-            loop {
-                let wake = match this.deliver_once(&mut looked).await {
-                    Ok(Pass::Done(wake)) => wake,
-                    Ok(Pass::Settling(wait)) => {
-                        // A wake-up meanwhile is kept by `Notify` for the select below.
-                        tokio::select! {
-                            _ = this.inner.shutdown.cancelled() => return,
-                            _ = tokio::time::sleep(wait.min(SETTLE_LOOK)) => {}
-                        }
-                        Some(wait.saturating_sub(SETTLE_LOOK))
-                    }
-                    Err(e) => {
-                        tracing::warn!("{e}; will try again");
-                        if let DeliverError::NoServer(why) = &e {
-                            this.set_no_server(Some(why.clone()));
-                        }
-                        Some(this.inner.delivering.desktop_retry)
-                    }
-                };
-                tokio::select! {
-                    _ = this.inner.shutdown.cancelled() => return,
-                    _ = this.inner.deliver.notified() => {}
-                    _ = tokio::time::sleep(wake.unwrap_or(Duration::ZERO)), if wake.is_some() => {}
-                }
-            }
-        });
-        // Whatever a crash left untold goes out now.
-        self.inner.deliver.notify_one();
-    }
-
+impl Task {
     /// One pass. Returns when to look again without being woken (a burst settling, a hold ending).
-    async fn deliver_once(&self, looked: &mut Looked) -> Result<Pass, DeliverError> {
+    pub(super) async fn pass(&mut self, looked: &mut Looked) -> Result<Pass, DeliverError> {
         // Keys first: while a burst settles this is all a pass reads, and only the new ones.
         let whole = !std::mem::take(&mut looked.settling);
         if whole {
@@ -142,7 +35,7 @@ impl Engine {
         }
         let after = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let start = looked.keys.len();
-        looked.keys.extend(self.off_thread(move |o| o.untold_keys_except(Source::App, after)).await?);
+        looked.keys.extend(self.engine.off_thread(move |o| o.untold_keys_except(Source::App, after)).await?);
         let (chain, leading) = match self.settling(&looked.keys[start..], whole) {
             Verdict::Wait(wait) => {
                 looked.settling = true;
@@ -153,11 +46,11 @@ impl Engine {
         // What the verdict saw: a notice saved since then settles in the next pass.
         let seen = looked.keys.last().map_or(i64::MIN, |(seq, _)| *seq);
         let untold: Vec<StoredNotice> =
-            self.off_thread(|o| o.untold()).await?.into_iter().filter(|n| n.source() == Source::App || n.seq <= seen).collect();
-        let now_ms = self.inner.clock.now_ms();
-        let settings = self.delivery_settings();
-        let tz = self.time_zone(&settings);
-        let moment = Moment { now: ts(now_ms), tz: &tz, pause: self.paused() };
+            self.engine.off_thread(|o| o.untold()).await?.into_iter().filter(|n| n.source() == Source::App || n.seq <= seen).collect();
+        let now_ms = self.engine.inner.clock.now_ms();
+        let settings = self.engine.delivery_settings();
+        let tz = self.engine.time_zone(&settings);
+        let moment = Moment { now: ts(now_ms), tz: &tz, pause: self.engine.paused() };
         tracing::debug!(untold = untold.len(), quiet = settings.quiet.enabled, paused = moment.paused(), "deciding");
 
         // Whether a refused banner waits for another try.
@@ -179,7 +72,12 @@ impl Engine {
                 None => may_show.push((source, n)),
             }
         }
-        let looked_at = self.looking_at_all(&may_show.iter().map(|(_, n)| n).collect::<Vec<_>>()).await;
+        let looked_at = self
+            .engine
+            .inner
+            .focus
+            .looking_at_all(&may_show.iter().map(|(_, n)| n).collect::<Vec<_>>(), &self.engine.inner.store, settings.remote_tmux)
+            .await;
         for ((source, n), focused) in may_show.into_iter().zip(looked_at) {
             match policy::gate(&settings, &Candidate { source, urgent: n.urgent, focused }, &moment) {
                 Some(reason) => self.recorded_without_banner(&n, reason, now_ms).await?,
@@ -199,7 +97,7 @@ impl Engine {
                 continue;
             }
             let since = now_ms - settings.coalesce_window.as_millis() as i64;
-            let recent = self.off_thread(move |o| o.shown_since(source, since)).await?;
+            let recent = self.engine.off_thread(move |o| o.shown_since(source, since)).await?;
             let sound = self.take_sound(&settings, source, now_ms);
             if policy::coalesces(&settings, batch.len(), recent) {
                 // The burst's leading notice, told alone a moment ago: its banner becomes the burst's.
@@ -210,11 +108,12 @@ impl Engine {
                 let banner = app_notice(
                     burst.key_with(now_ms),
                     burst,
-                    policy::coalesced_title(&self.inner.lang, source, batch.len() + recent),
-                    policy::list_body(&self.inner.lang, &titles),
+                    policy::coalesced_title(&self.engine.inner.lang, source, batch.len() + recent),
+                    policy::list_body(&self.engine.inner.lang, &titles),
                 );
                 let folded = leader.as_ref().map(|l| l.key.clone());
                 let stored = self
+                    .engine
                     .off_thread(move |o| {
                         o.coalesce(&keys, folded.as_deref(), &banner, now_ms)?;
                         o.notice(&banner.key)
@@ -233,7 +132,7 @@ impl Engine {
                     && urgent.is_empty()
                     && let [n] = batch.as_slice()
                 {
-                    self.inner.delivering.leaders.locked().insert(source, (chain, n.key.clone()));
+                    self.leaders.insert(source, (chain, n.key.clone()));
                 }
             }
         }
@@ -247,7 +146,7 @@ impl Engine {
                     .min(HOLD_RECHECK),
             ),
             None => {
-                let held = self.off_thread(|o| o.held_unsummarized()).await?;
+                let held = self.engine.off_thread(|o| o.held_unsummarized()).await?;
                 if !held.is_empty() {
                     let reason = if held.iter().all(|n| n.delivery == Some(Reason::Paused)) { Reason::Paused } else { Reason::QuietHours };
                     let titles: Vec<String> = held.iter().map(|n| n.title.clone()).collect();
@@ -256,10 +155,11 @@ impl Engine {
                     let summary = app_notice(
                         summary_item.key_with(now_ms),
                         summary_item,
-                        policy::summary_title(&self.inner.lang, held.len(), reason),
-                        policy::list_body(&self.inner.lang, &titles),
+                        policy::summary_title(&self.engine.inner.lang, held.len(), reason),
+                        policy::list_body(&self.engine.inner.lang, &titles),
                     );
                     let stored = self
+                        .engine
                         .off_thread(move |o| {
                             o.summarize(&keys, &summary, now_ms)?;
                             o.notice(&summary.key)
@@ -272,7 +172,7 @@ impl Engine {
                 None
             }
         };
-        Ok(Pass::Done(match (next, retry.then_some(self.inner.delivering.desktop_retry)) {
+        Ok(Pass::Done(match (next, retry.then_some(self.desktop_retry)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }))
@@ -281,32 +181,32 @@ impl Engine {
     /// A notice the policy keeps from a banner, saved as decided, with why.
     async fn recorded_without_banner(&self, n: &StoredNotice, reason: Reason, now_ms: i64) -> Result<(), DeliverError> {
         let key = n.key.clone();
-        self.off_thread(move |o| o.mark_told(&key, None, reason, false, now_ms)).await?;
+        self.engine.off_thread(move |o| o.mark_told(&key, None, reason, false, now_ms)).await?;
         tracing::info!(key = %n.key, reason = reason.as_str(), "recorded without a banner");
-        self.changed();
+        self.engine.changed();
         Ok(())
     }
 
     /// Whether to decide now (`settle`); the keys are those of `fresh` that may settle: a banner
     /// the server refused waits for its own next try, not in anyone's burst. `whole`: `fresh` is
     /// every untold key, not only those saved since the last look.
-    fn settling(&self, fresh: &[(i64, String)], whole: bool) -> Verdict {
-        let tried = self.inner.delivering.tries.locked();
+    fn settling(&mut self, fresh: &[(i64, String)], whole: bool) -> Verdict {
+        let tried = &self.tries;
         let keys = fresh.iter().map(|(_, key)| key.as_str()).filter(|k| !tried.contains_key(*k));
-        self.inner.delivering.settle.locked().verdict(keys, whole, Instant::now())
+        self.settle.verdict(keys, whole, Instant::now())
     }
 
     /// The notice of `source` told alone at the head of `chain`, while its banner is still up.
-    async fn leader_of(&self, source: Source, chain: u64) -> Result<Option<StoredNotice>, DeliverError> {
-        let leader = self.inner.delivering.leaders.locked().remove(&source);
+    async fn leader_of(&mut self, source: Source, chain: u64) -> Result<Option<StoredNotice>, DeliverError> {
+        let leader = self.leaders.remove(&source);
         let Some((_, key)) = leader.filter(|(c, _)| *c == chain) else { return Ok(None) };
-        let n = self.off_thread(move |o| o.notice(&key)).await?;
+        let n = self.engine.off_thread(move |o| o.notice(&key)).await?;
         Ok(n.filter(|n| n.banner_id.is_some() && n.read_at.is_none() && n.delivery == Some(Reason::Shown)))
     }
 
     /// Whether this source may ring now; if so the cooldown starts.
-    fn take_sound(&self, settings: &policy::DeliverySettings, source: Source, now_ms: i64) -> bool {
-        let mut last = self.inner.delivering.last_sound.locked();
+    fn take_sound(&mut self, settings: &policy::DeliverySettings, source: Source, now_ms: i64) -> bool {
+        let last = &mut self.last_sound;
         let ring = policy::sounds(settings, source, last.get(&source).map(|ms| ts(*ms)), ts(now_ms));
         if ring {
             last.insert(source, now_ms);
@@ -318,14 +218,20 @@ impl Engine {
     /// is the setting in force for this pass (the urgency hint for `needs-you`). Returns whether
     /// it was decided (told, or set aside after its last try); `false` when the server refused it
     /// and it waits for another try. An error stops the pass: no server, or the store failing.
-    async fn show(&self, n: &StoredNotice, sound: bool, attention: bool) -> Result<bool, DeliverError> {
+    async fn show(&mut self, n: &StoredNotice, sound: bool, attention: bool) -> Result<bool, DeliverError> {
         self.show_replacing(n, sound, attention, None).await
     }
 
     /// `show`, taking the place of banner `replaces` rather than the item's own live one.
-    async fn show_replacing(&self, n: &StoredNotice, sound: bool, attention: bool, replaces: Option<u32>) -> Result<bool, DeliverError> {
+    async fn show_replacing(
+        &mut self,
+        n: &StoredNotice,
+        sound: bool,
+        attention: bool,
+        replaces: Option<u32>,
+    ) -> Result<bool, DeliverError> {
         // Posted before, but not saved as told: save it now, never post it again.
-        let posted = self.inner.delivering.unrecorded.locked().get(&n.key).copied();
+        let posted = self.handle.unrecorded.locked().get(&n.key).copied();
         let id = match posted {
             Some(id) => id,
             None => {
@@ -340,45 +246,47 @@ impl Engine {
                         Some(id) => Some(id),
                         None => {
                             let item = n.item.clone();
-                            self.off_thread(move |o| o.live_banner(&item)).await?
+                            self.engine.off_thread(move |o| o.live_banner(&item)).await?
                         }
                     },
                 };
-                match self.inner.desktop.post(&banner).await {
+                match self.engine.inner.desktop.post(&banner).await {
                     Ok(id) => id,
                     Err(DesktopError::Unavailable(why)) => return Err(DeliverError::NoServer(why)),
                     Err(DesktopError::Denied(why)) => {
-                        self.set_banners_off(Some(why.clone()));
+                        self.engine.inner.health.set_banners_off(Some(why.clone()));
                         return Err(DeliverError::BannersOff(why));
                     }
                     Err(DesktopError::Refused(why)) => return self.refused(n, &why).await,
                 }
             }
         };
-        self.set_banners_off(None);
-        self.set_no_server(None);
-        self.inner.delivering.tries.locked().remove(&n.key);
+        self.engine.inner.health.set_banners_off(None);
+        self.engine.inner.health.set_no_server(None);
+        self.tries.remove(&n.key);
         // Known in memory before it is saved: a click that comes while the mark is being written
-        // finds its notice (engine/click.rs), and a failed save never posts it again.
-        self.inner.delivering.unrecorded.locked().insert(n.key.clone(), id);
-        let (key, now_ms) = (n.key.clone(), self.inner.clock.now_ms());
-        if let Err(e) = self.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown, sound, now_ms)).await {
-            self.note_problem(Problem::NotSaved { path: self.inner.store.path().display().to_string(), why: e.to_string() });
-            self.changed();
+        // finds its notice (service/click.rs), and a failed save never posts it again.
+        self.handle.unrecorded.locked().insert(n.key.clone(), id);
+        let (key, now_ms) = (n.key.clone(), self.engine.inner.clock.now_ms());
+        if let Err(e) = self.engine.off_thread(move |o| o.mark_told(&key, Some(id), Reason::Shown, sound, now_ms)).await {
+            self.engine
+                .inner
+                .health
+                .note(Problem::NotSaved { path: self.engine.inner.store.path().display().to_string(), why: e.to_string() });
+            self.engine.changed();
             return Err(DeliverError::ShownNotSaved { banner: id, why: e });
         }
-        self.inner.delivering.unrecorded.locked().remove(&n.key);
+        self.handle.unrecorded.locked().remove(&n.key);
         tracing::info!(key = %n.key, banner = id, sound, "told");
-        self.changed();
+        self.engine.changed();
         Ok(true)
     }
 
     /// The server refused this banner: another try with the next pass, or, after the last, set
     /// aside with why (the history and `status` say it). Returns whether it was decided.
-    async fn refused(&self, n: &StoredNotice, why: &str) -> Result<bool, DeliverError> {
+    async fn refused(&mut self, n: &StoredNotice, why: &str) -> Result<bool, DeliverError> {
         let tries = {
-            let mut tries = self.inner.delivering.tries.locked();
-            let t = tries.entry(n.key.clone()).or_insert(0);
+            let t = self.tries.entry(n.key.clone()).or_insert(0);
             *t += 1;
             *t
         };
@@ -386,12 +294,12 @@ impl Engine {
             tracing::warn!(key = %n.key, tries, "the notification server refused the banner: {why}; will try again");
             return Ok(false);
         }
-        let (key, reason, now_ms) = (n.key.clone(), why.to_string(), self.inner.clock.now_ms());
-        self.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await?;
-        self.inner.delivering.tries.locked().remove(&n.key);
+        let (key, reason, now_ms) = (n.key.clone(), why.to_string(), self.engine.inner.clock.now_ms());
+        self.engine.off_thread(move |o| o.set_aside(&key, &reason, now_ms)).await?;
+        self.tries.remove(&n.key);
         tracing::warn!(key = %n.key, tries, "set aside: the notification server refused the banner: {why}");
-        self.note_problem(Problem::BannerNotShown { title: n.title.clone(), why: why.to_string() });
-        self.changed();
+        self.engine.inner.health.note(Problem::BannerNotShown { title: n.title.clone(), why: why.to_string() });
+        self.engine.changed();
         Ok(true)
     }
 }
