@@ -17,17 +17,6 @@ use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// The delivery of the notice titled `title`, once it is decided.
-fn delivery_of(home: &Home, title: &str) -> String {
-    let mut delivery = String::new();
-    wait_until(&format!("{title:?} decided"), LIMIT, || {
-        let notices = home.status()["notices"].as_array().cloned().unwrap_or_default();
-        delivery = notices.iter().find(|n| n["title"] == title).and_then(|n| n["delivery"].as_str()).unwrap_or("").to_string();
-        !delivery.is_empty() && delivery != "untold"
-    });
-    delivery
-}
-
 /// docs/terminals.md, "Per desktop": under KWin, a notice from a tmux pane in a kitty window that
 /// is not the active one is one banner, the same pane in the active window none, and a click
 /// activates that kitty window (read back from KWin).
@@ -51,11 +40,11 @@ fn under_kwin_the_focus_rule_holds_and_a_click_activates_the_terminal_window() {
     // The person looks at the tmux pane, in the active kitty: recorded, no banner.
     kwin.focus(terminal);
     tmux.run(&["send-keys", "-t", "work", &notify("Looked at"), "Enter"]);
-    assert_eq!(delivery_of(&home, "Looked at"), "focused", "KWin said:\n{}", kwin.log());
+    assert_eq!(home.delivery_of("Looked at"), "focused", "KWin said:\n{}", kwin.log());
     // The other kitty is active: one banner.
     kwin.focus(other);
     tmux.run(&["send-keys", "-t", "work", &notify("Tests passed"), "Enter"]);
-    assert_eq!(delivery_of(&home, "Tests passed"), "shown");
+    assert_eq!(home.delivery_of("Tests passed"), "shown");
     let shown: Vec<Value> = desktop.notifications();
     assert_eq!(shown.len(), 1, "one banner: {shown:?}");
     assert_eq!(shown[0]["summary"], "Tests passed");

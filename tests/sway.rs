@@ -15,17 +15,6 @@ use cmux_tray_e2e::{Cloud, Daemon, DesktopSession, Home, bin, go, turns, wait_un
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(30);
-/// The delivery of the notice titled `title`, once it is decided.
-fn delivery_of(home: &Home, title: &str) -> String {
-    let mut delivery = String::new();
-    wait_until(&format!("{title:?} decided"), LIMIT, || {
-        let notices = home.status()["notices"].as_array().cloned().unwrap_or_default();
-        delivery = notices.iter().find(|n| n["title"] == title).and_then(|n| n["delivery"].as_str()).unwrap_or("").to_string();
-        !delivery.is_empty() && delivery != "untold"
-    });
-    delivery
-}
-
 /// A private bus with the recorder, the simulator, a home, a headless sway and the daemon given
 /// sway's socket (no token: local notices need none).
 fn session() -> (DesktopSession, Cloud, Home, Sway, Daemon) {
@@ -54,11 +43,11 @@ fn under_sway_the_focus_rule_holds_and_a_click_focuses_the_terminal_window() {
     // The person looks at the tmux pane, in the focused foot: recorded, no banner.
     sway.focus(terminal);
     tmux.run(&["send-keys", "-t", "work", &notify("Looked at"), "Enter"]);
-    assert_eq!(delivery_of(&home, "Looked at"), "focused");
+    assert_eq!(home.delivery_of("Looked at"), "focused");
     // The other foot has the focus: one banner.
     sway.focus(other);
     tmux.run(&["send-keys", "-t", "work", &notify("Tests passed"), "Enter"]);
-    assert_eq!(delivery_of(&home, "Tests passed"), "shown");
+    assert_eq!(home.delivery_of("Tests passed"), "shown");
     let shown: Vec<Value> = desktop.notifications();
     assert_eq!(shown.len(), 1, "one banner: {shown:?}");
     assert_eq!(shown[0]["summary"], "Tests passed");
@@ -90,10 +79,10 @@ fn under_sway_kittys_window_is_looked_at_and_a_click_focuses_it() {
 
     sway.focus(kitty);
     go(&dir, 1);
-    assert_eq!(delivery_of(&home, "Turn 1"), "focused");
+    assert_eq!(home.delivery_of("Turn 1"), "focused");
     sway.focus(other);
     go(&dir, 2);
-    assert_eq!(delivery_of(&home, "Turn 2"), "shown");
+    assert_eq!(home.delivery_of("Turn 2"), "shown");
     let shown: Vec<Value> = desktop.notifications();
     assert_eq!(shown.len(), 1, "one banner: {shown:?}");
 

@@ -34,16 +34,6 @@ fn notices(home: &Home) -> Vec<Value> {
     home.status()["notices"].as_array().cloned().unwrap_or_default()
 }
 
-/// The delivery of the notice titled `title`, once it is decided.
-fn delivery_of(home: &Home, title: &str) -> String {
-    let mut delivery = String::new();
-    wait_until(&format!("{title:?} decided"), LIMIT, || {
-        delivery = notices(home).iter().find(|n| n["title"] == title).and_then(|n| n["delivery"].as_str()).unwrap_or("").to_string();
-        !delivery.is_empty()
-    });
-    delivery
-}
-
 /// The banner titled `title`, once the server has it.
 fn banner(desktop: &DesktopSession, title: &str) -> u64 {
     let mut id = 0;
@@ -109,12 +99,12 @@ fn the_focus_rule_no_banner_for_the_pane_being_looked_at_and_one_when_another_wi
     activate(&desktop, terminal);
     let notify = |title: &str| format!("'{}' notify --title '{title}'", bin("cmux-tray").display());
     tmux.run(&["send-keys", "-t", "work:1.1", &notify("Looked at"), "Enter"]);
-    assert_eq!(delivery_of(&home, "Looked at"), "focused");
+    assert_eq!(home.delivery_of("Looked at"), "focused");
     // The same pane, while another window has the focus: a banner.
     activate(&desktop, other);
     tmux.run(&["send-keys", "-t", "work:1.1", &notify("Not looked at"), "Enter"]);
     banner(&desktop, "Not looked at");
-    assert_eq!(delivery_of(&home, "Not looked at"), "shown");
+    assert_eq!(home.delivery_of("Not looked at"), "shown");
     // Another pane of the focused terminal's window is not the one being looked at.
     activate(&desktop, terminal);
     tmux.run(&["send-keys", "-t", "work:1.0", &notify("Next pane"), "Enter"]);
@@ -168,7 +158,7 @@ fn a_click_on_a_banner_from_kittys_second_window_focuses_it_through_kittys_remot
     wait_until("read once revealed", LIMIT, || notices(&home)[0]["readAt"].is_i64());
     // Now it is looked at: its next notice gets no banner.
     go(&dir, 2);
-    assert_eq!(delivery_of(&home, "Turn 2"), "focused");
+    assert_eq!(home.delivery_of("Turn 2"), "focused");
 }
 
 #[test]
@@ -189,7 +179,7 @@ fn a_click_on_a_banner_from_an_xterm_makes_its_window_the_active_one() {
     wait_until("_NET_ACTIVE_WINDOW is the xterm that spoke", LIMIT, || desktop.active_window() == Some(speaking));
     // Looked at now: its next notice is recorded without a banner.
     go(&dir, 2);
-    assert_eq!(delivery_of(&home, "Turn 2"), "focused");
+    assert_eq!(home.delivery_of("Turn 2"), "focused");
     assert_eq!(desktop.notifications().len(), 1);
 }
 

@@ -591,6 +591,17 @@ impl Drop for Home {
 }
 
 impl Home {
+    /// The delivery `status` gives the notice titled `title`, once it is decided (not "untold").
+    pub fn delivery_of(&self, title: &str) -> String {
+        let mut delivery = String::new();
+        wait_until(&format!("{title:?} decided"), Duration::from_secs(30), || {
+            let notices = self.status()["notices"].as_array().cloned().unwrap_or_default();
+            delivery = notices.iter().find(|n| n["title"] == title).and_then(|n| n["delivery"].as_str()).unwrap_or("").to_string();
+            !delivery.is_empty() && delivery != "untold"
+        });
+        delivery
+    }
+
     pub fn new(origin: &str, bus_address: &str) -> Home {
         let dir = tempfile::tempdir().unwrap();
         let p = |sub: &str| {
