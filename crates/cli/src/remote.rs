@@ -135,7 +135,8 @@ fn chosen_client(this: &std::path::Path) -> PathBuf {
     }
     let beside = this.parent().unwrap_or(std::path::Path::new("/"));
     if let Some(found) = STATIC_CLIENTS.iter().map(|p| beside.join(p)).find(|p| p.is_file()) {
-        return found;
+        // Said as the person would find it (`/usr/lib/…`, not `/usr/bin/../lib/…`).
+        return std::fs::canonicalize(&found).unwrap_or(found);
     }
     eprintln!(
         "cmux-tray remote setup: no static client beside {} (scripts/remote-client builds one): copying this program, \
