@@ -57,21 +57,24 @@ fn window(v: &serde_json::Value) -> Option<(u32, String)> {
 /// The window of the nearest of `ancestors` that Hyprland shows.
 #[cfg(unix)]
 async fn window_of(socket: &Path, ancestors: &[u32]) -> Result<Option<(u32, String)>, String> {
+    Ok(super::process::nearest_window(ancestors, &windows(socket).await?))
+}
+
+/// Every window Hyprland shows: its process and its address.
+#[cfg(unix)]
+async fn windows(socket: &Path) -> Result<Vec<(u32, String)>, String> {
     let clients = ask_json(socket, "j/clients").await?;
-    let shown: Vec<(u32, String)> = clients.as_array().map(|all| all.iter().filter_map(window).collect()).unwrap_or_default();
-    Ok(ancestors.iter().find_map(|pid| shown.iter().find(|(p, _)| p == pid).cloned()))
+    Ok(clients.as_array().map(|all| all.iter().filter_map(window).collect()).unwrap_or_default())
 }
 
 /// Whether the window holding any of `pids` (a terminal's clients) has the focus.
 #[cfg(unix)]
 pub async fn shows_focused(socket: &Path, pids: &[u32]) -> Result<bool, String> {
     let Some((_, active)) = window(&ask_json(socket, "j/activewindow").await?) else { return Ok(false) };
-    for pid in pids {
-        if window_of(socket, &super::process::ancestors(*pid)).await?.is_some_and(|(_, address)| address == active) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    let shown = windows(socket).await?;
+    Ok(pids
+        .iter()
+        .any(|pid| super::process::nearest_window(&super::process::ancestors(*pid), &shown).is_some_and(|(_, address)| address == active)))
 }
 
 /// Focuses (and so raises) the window that holds `pid`.

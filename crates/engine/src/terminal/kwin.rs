@@ -145,18 +145,14 @@ mod bus {
 /// The window of the nearest of `ancestors` that KWin shows (activated first when `activate`),
 /// and whether it is the active one.
 async fn window_of(ancestors: &[u32], activate: bool) -> Result<Option<(u32, bool)>, String> {
-    let shown = bus::windows(ancestors, activate).await?;
-    Ok(ancestors.iter().find_map(|pid| shown.iter().find(|(p, _)| p == pid).copied()))
+    Ok(super::process::nearest_window(ancestors, &bus::windows(ancestors, activate).await?))
 }
 
 /// Whether the window holding any of `pids` (a terminal's clients) is the active one.
 pub async fn shows_focused(pids: &[u32]) -> Result<bool, String> {
-    for pid in pids {
-        if let Some((_, true)) = window_of(&super::process::ancestors(*pid), false).await? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    // One script run lists every window; each client's parents are looked up in that list.
+    let shown = bus::windows(&[], false).await?;
+    Ok(pids.iter().any(|pid| matches!(super::process::nearest_window(&super::process::ancestors(*pid), &shown), Some((_, true)))))
 }
 
 /// Activates (and so raises) the window that holds `pid`, in one script that also says whether

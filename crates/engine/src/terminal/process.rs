@@ -27,6 +27,12 @@ pub fn ancestors(pid: u32) -> Vec<u32> {
     chain
 }
 
+/// The window of the nearest of `ancestors` among `shown` (each window's process, and what the
+/// compositor says of it): how sway's, Hyprland's and KWin's layers find a process's window.
+pub fn nearest_window<T: Clone>(ancestors: &[u32], shown: &[(u32, T)]) -> Option<(u32, T)> {
+    ancestors.iter().find_map(|pid| shown.iter().find(|(p, _)| p == pid).cloned())
+}
+
 fn parent_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // "pid (comm) state ppid …": comm may hold spaces and parentheses, so read after the last ')'.

@@ -70,19 +70,14 @@ async fn windows(socket: &std::path::Path) -> Result<Vec<(u32, bool)>, String> {
 /// The window of the nearest of `ancestors` that sway shows, and whether it has the focus.
 #[cfg(unix)]
 async fn window_of(socket: &std::path::Path, ancestors: &[u32]) -> Result<Option<(u32, bool)>, String> {
-    let shown = windows(socket).await?;
-    Ok(ancestors.iter().find_map(|pid| shown.iter().find(|(p, _)| p == pid).copied()))
+    Ok(super::process::nearest_window(ancestors, &windows(socket).await?))
 }
 
 /// Whether the window holding any of `pids` (a terminal's clients) has the focus.
 #[cfg(unix)]
 pub async fn shows_focused(socket: &std::path::Path, pids: &[u32]) -> Result<bool, String> {
-    for pid in pids {
-        if let Some((_, true)) = window_of(socket, &super::process::ancestors(*pid)).await? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    let shown = windows(socket).await?;
+    Ok(pids.iter().any(|pid| matches!(super::process::nearest_window(&super::process::ancestors(*pid), &shown), Some((_, true)))))
 }
 
 /// Focuses (and so raises) the window that holds `pid`.
