@@ -89,6 +89,24 @@ fn cannot_start_dialog(why: &str) {
     let _ = why;
 }
 
+/// GTK and its display, opened before Tauri's event loop, which panics when it cannot: an X
+/// server may refuse a connection now and then (Xvfb here refused 4 of 300 `xdpyinfo`s while
+/// other clients came and went), and a window asked for should not be lost to one refusal.
+#[cfg(target_os = "linux")]
+fn display_opened() -> Result<(), String> {
+    const TRIES: u32 = 3;
+    for attempt in 1..=TRIES {
+        if gtk::init().is_ok() {
+            return Ok(());
+        }
+        if attempt < TRIES {
+            tracing::warn!(attempt, "GTK could not open the display: trying again");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    Err(format!("GTK could not open the display ({TRIES} tries)"))
+}
+
 /// What the tray sends, until it goes (then the windows go too).
 async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
     loop {
@@ -166,6 +184,12 @@ fn main() {
         eprintln!(
             "cmux-tray-windows: no display to draw a window on (neither DISPLAY nor WAYLAND_DISPLAY is set); in a terminal, `cmux-tray status` shows the same"
         );
+        std::process::exit(1);
+    }
+    #[cfg(target_os = "linux")]
+    if let Err(e) = display_opened() {
+        tracing::error!("{e}");
+        eprintln!("cmux-tray-windows: {e}");
         std::process::exit(1);
     }
     let Some(channel) = args.channel.clone().or_else(cmux_tray_channel::endpoint::default_channel) else {
