@@ -3,7 +3,7 @@
 //! of the test's prints it, and KWin writes a script's `print` to its log (`js: …`), a way apart
 //! from the engine's (`callDBus` back to the engine).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -59,16 +59,7 @@ impl Kwin {
     /// A terminal `program` with `args` in KWin (a Wayland client), in the home's environment;
     /// its pid, once KWin shows its window.
     pub fn terminal(&mut self, home: &Home, program: &str, args: &[&str]) -> u32 {
-        let child = home
-            .program(Path::new(program), args)
-            .env("XDG_RUNTIME_DIR", self.dir.path())
-            .env("WAYLAND_DISPLAY", DISPLAY)
-            .env_remove("DISPLAY")
-            .env("CMUX_SOCKET_PATH", home.socket())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{program} starts: {e}"));
+        let child = home.wayland_client(program, args, self.dir.path(), DISPLAY);
         let pid = child.id();
         self.terminals.push(child);
         wait_until(&format!("{program}'s window in KWin"), LIMIT, || self.windows().iter().any(|(p, _)| *p == pid));

@@ -733,6 +733,21 @@ impl Home {
         c
     }
 
+    /// `program` with `args`, a Wayland client of the compositor whose runtime folder and display
+    /// these are, in this home's environment. The runtime folder is the compositor's, not the
+    /// home's, so the shell is told where the socket is, as `cmux-tray env` tells a person's profile.
+    pub fn wayland_client(&self, program: &str, args: &[&str], runtime: &Path, display: &str) -> Child {
+        self.program(Path::new(program), args)
+            .env("XDG_RUNTIME_DIR", runtime)
+            .env("WAYLAND_DISPLAY", display)
+            .env_remove("DISPLAY")
+            .env("CMUX_SOCKET_PATH", self.socket())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} starts: {e}"))
+    }
+
     /// `cmux-tray-app` on `display`, its stdout in `log` and its stderr beside it (`log.err`).
     pub fn app_command(&self, display: &str, log: &Path) -> Command {
         let mut c = self.program(&bin("cmux-tray-app"), &[]);

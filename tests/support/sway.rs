@@ -1,7 +1,7 @@
 //! A headless sway (Wayland) run as a normal user, as it refuses root: its runtime folder holds
 //! the Wayland display `wayland-1` and the IPC socket; foot terminals open in it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -65,18 +65,7 @@ impl Sway {
     /// A terminal `program` with `args` in sway (a Wayland client), in the home's environment;
     /// its pid, once sway shows its window.
     pub fn terminal(&mut self, home: &Home, program: &str, args: &[&str]) -> u32 {
-        let child = home
-            .program(Path::new(program), args)
-            .env("XDG_RUNTIME_DIR", self.dir.path())
-            .env("WAYLAND_DISPLAY", "wayland-1")
-            .env_remove("DISPLAY")
-            // The runtime folder is sway's here, not the home's: the shell is told where the
-            // socket is, as `cmux-tray env` tells a person's profile.
-            .env("CMUX_SOCKET_PATH", home.socket())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{program} starts: {e}"));
+        let child = home.wayland_client(program, args, self.dir.path(), "wayland-1");
         let pid = child.id();
         self.terminals.push(child);
         wait_until(&format!("{program}'s window in sway"), LIMIT, || self.windows().iter().any(|(p, _)| *p == pid));
