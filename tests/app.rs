@@ -814,6 +814,47 @@ fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_
     desktop.screenshot("settings-account-and-cloud");
 }
 
+/// A closed window is kept hidden for docs/architecture.md's while ("Two processes": 20 s), so
+/// that one opened again within it is shown by the same windows process, with no new web
+/// engine; once the while is over, the process and its web processes end.
+#[test]
+fn a_closed_window_is_kept_a_while_shown_again_by_the_same_process_and_then_ends() {
+    const KEPT: Duration = Duration::from_secs(20);
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    let history = "cmux-tray — History";
+    desktop.sni(&["activate", &item]);
+    wait_until("the history window", LIMIT, || desktop.window_titled(history));
+    let windows = windows_pid(&home);
+    let web = web_processes(windows);
+    assert!(web >= 1, "the history's web processes");
+
+    // Closed as a window manager closes it: gone from the screen, its process kept.
+    desktop.close_window(history).unwrap();
+    wait_until("the window closed", LIMIT, || !desktop.window_titled(history));
+    std::thread::sleep(KEPT / 2);
+    assert_eq!(home.pids_of("cmux-tray-windows"), vec![windows], "the closed window's process is kept for its while");
+    assert_eq!(web_processes(windows), web, "and its web processes");
+
+    // Opened again within the while: the same process shows it.
+    desktop.sni(&["activate", &item]);
+    wait_until("the history window again", LIMIT, || desktop.window_titled(history));
+    assert_eq!(windows_pid(&home), windows, "shown again by the kept process");
+    // Its while began again at its next close: still kept past the first close's while.
+    desktop.close_window(history).unwrap();
+    let closed = std::time::Instant::now();
+    wait_until("the window closed again", LIMIT, || !desktop.window_titled(history));
+    std::thread::sleep(KEPT / 2);
+    assert_eq!(home.pids_of("cmux-tray-windows"), vec![windows], "kept for the while after the second close");
+
+    // Its while over: the process and its web processes end, and the tray lives on.
+    wait_until("the windows process ended after its while", KEPT + LIMIT, || home.pids_of("cmux-tray-windows").is_empty());
+    assert!(closed.elapsed() >= KEPT - Duration::from_secs(1), "ended {:?} after its close, before its while", closed.elapsed());
+    wait_until("its web processes ended", LIMIT, || web_processes(windows) == 0);
+    assert_eq!(home.pids_of("cmux-tray-app").len(), 1, "the tray lives on");
+}
+
 #[test]
 fn the_windows_process_killed_leaves_the_tray_following_and_posting_and_a_window_opens_again() {
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());

@@ -2,11 +2,12 @@
 //! their own (docs/architecture.md "Two processes"). The tray (`cmux-tray-app`) starts it when
 //! a window is asked for; it ends with its last window, and with the tray. It holds no engine
 //! and no product rule: each page's command goes over the app's channel to the tray, which
-//! answers from the engine; the tray says when to redraw and which page to show. A crash here
+//! answers from the engine; the tray says when to redraw and which page to show. A closed window
+//! is kept hidden a short while (`page_windows::KEPT_AFTER_CLOSE`). A crash here
 //! (a web process's too) leaves the tray, its follows and its banners untouched.
 //!
 //! - `tray_link`: the channel to the tray: calls and their answers, what the tray sends.
-//! - `page_windows`: the pages' windows, made when shown and destroyed when closed.
+//! - `page_windows`: the pages' windows, made when shown, kept a while after their close.
 //! - `update`: installing a newer version, where the installers update themselves.
 //!
 //! `--open PAGE` (history, settings, signin), `--query Q` (the page's query), `--channel PATH`
@@ -151,14 +152,17 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
             tracing::warn!("the pages' words: {e}; the window says its English");
             serde_json::Value::Null
         });
-        page_windows::open(&app, page, query.as_deref(), &words, move |app, page| {
+        let viewing = link.clone();
+        let closed = move |_: &AppHandle, page: Page| {
             // A closed history shows nothing any more (its page cannot always say so itself).
             if page == Page::History {
-                let link = link.clone();
+                let link = viewing.clone();
                 tauri::async_runtime::spawn(async move {
                     let _ = link.call(Call::Viewing { item: None }).await;
                 });
             }
+        };
+        page_windows::open(&app, page, query.as_deref(), &words, closed, move |app, _| {
             // The last window gone: detach (again). Tauri's `ExitRequested` may come before this
             // window's `Destroyed`, and a `Detached` answered meanwhile found it still listed
             // and attached again, leaving a process with no window.

@@ -1,5 +1,6 @@
-//! The app's windows, made when shown and destroyed when closed. A window is drawn hidden and
-//! shown once its page has loaded, so a person never sees it blank.
+//! The app's windows, made when shown, hidden when closed and destroyed a short while later. A
+//! window is drawn hidden and shown once its page has loaded, so a person never sees it blank;
+//! one opened again while it is kept loads its page afresh in the web engine it already has.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -11,13 +12,66 @@ use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
 use crate::tray_link::locked;
 
 /// The pages whose window exists, from its making to its `Destroyed` (Tauri's own list may still
-/// hold a window that is being destroyed). Managed by the app.
+/// hold a window that is being destroyed), shown or kept. Managed by the app.
 #[derive(Default)]
-pub struct Shown(Mutex<Vec<Page>>);
+pub struct Shown(Mutex<Vec<Made>>);
 
-/// The pages whose window exists now.
+/// A page's window that exists.
+struct Made {
+    page: Page,
+    /// Closed by the person and kept hidden until its while ends.
+    kept: bool,
+    /// Counts its closes and opens: a close's while ends the window only if nothing came since.
+    turn: u64,
+}
+
+/// The pages whose window exists now, shown or kept.
 pub fn shown(app: &AppHandle) -> Vec<Page> {
-    locked(&app.state::<Shown>().0).clone()
+    locked(&app.state::<Shown>().0).iter().map(|m| m.page).collect()
+}
+
+/// How long a closed window is kept, hidden, before it is destroyed (and with the last one the
+/// process and its web engine end): a window opened again within it is shown without starting
+/// a web engine (docs/architecture.md "Two processes"; its memory meanwhile: docs/benchmarks.md).
+pub const KEPT_AFTER_CLOSE: Duration = Duration::from_secs(20);
+
+/// Marks `page`'s window kept (`true`) or in use (`false`); returns its new turn.
+fn mark(app: &AppHandle, page: Page, kept: bool) -> u64 {
+    let shown = app.state::<Shown>();
+    let mut made = locked(&shown.0);
+    match made.iter_mut().find(|m| m.page == page) {
+        Some(m) => {
+            m.kept = kept;
+            m.turn += 1;
+            m.turn
+        }
+        None => 0,
+    }
+}
+
+/// Whether `page`'s window is kept (closed) at `turn` (any turn: `None`).
+fn is_kept(app: &AppHandle, page: Page, turn: Option<u64>) -> bool {
+    locked(&app.state::<Shown>().0).iter().any(|m| m.page == page && m.kept && turn.is_none_or(|t| t == m.turn))
+}
+
+/// Shows a window whose page has loaded, unless it was closed meanwhile.
+fn reveal(window: &tauri::WebviewWindow, page: Page) {
+    if !is_kept(window.app_handle(), page, None) && !window.is_visible().unwrap_or(true) {
+        let _ = window.show();
+        let _ = window.set_focus();
+    }
+}
+
+/// Shows the window after [`SHOW_ANYWAY`] if its page has not loaded by then, unless it was
+/// closed meanwhile.
+fn show_anyway(window: tauri::WebviewWindow, page: Page) {
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(SHOW_ANYWAY).await;
+        if !is_kept(window.app_handle(), page, None) && !window.is_visible().unwrap_or(true) {
+            tracing::warn!("the {page} window's page did not load within {SHOW_ANYWAY:?}: shown anyway");
+            let _ = window.show();
+        }
+    });
 }
 
 /// How long a window waits for its page before it is shown anyway.
@@ -47,15 +101,16 @@ fn title(page: Page, words: &serde_json::Value) -> String {
     }
 }
 
-/// Shows the page's window, creating it if it is not open; `query` is passed to the page (an
-/// open window is taken to it). `destroyed` hears when the window goes.
-/// `words` is what the tray's `page_words` answered: the page reads it as `window.__CMUX_WORDS__`
-/// before any script of its own runs.
+/// Shows the page's window, creating it if it does not exist; `query` is passed to the page (an
+/// open window is taken to it). `closed` hears when the person closes it, `destroyed` when it
+/// goes. `words` is what the tray's `page_words` answered: the page reads it as
+/// `window.__CMUX_WORDS__` before any script of its own runs.
 pub fn open(
     app: &AppHandle,
     page: Page,
     query: Option<&str>,
     words: &serde_json::Value,
+    closed: impl Fn(&AppHandle, Page) + Send + Sync + 'static,
     destroyed: impl Fn(&AppHandle, Page) + Send + Sync + 'static,
 ) {
     let file = match query {
@@ -63,6 +118,21 @@ pub fn open(
         None => format!("{page}.html"),
     };
     if let Some(w) = app.get_webview_window(page.as_str()) {
+        if is_kept(app, page, None) {
+            // Kept since its close: its page loaded again as a new window's would be (its
+            // query, its data, what it tells the tray it shows), and shown once loaded.
+            mark(app, page, false);
+            match w.url().map(|url| url.join(&format!("/{file}"))) {
+                Ok(Ok(target)) => {
+                    if let Err(e) = w.navigate(target) {
+                        tracing::warn!("loading the kept {page} window's {file}: {e}");
+                    }
+                }
+                _ => tracing::warn!("the kept {page} window has no address to load {file} from"),
+            }
+            show_anyway(w, page);
+            return;
+        }
         if query.is_some()
             && let Ok(url) = w.url()
             && let Ok(target) = url.join(&format!("/{file}"))
@@ -82,31 +152,41 @@ pub fn open(
         .inner_size(width, height)
         .min_inner_size(420.0, 360.0)
         .visible(false)
-        .on_page_load(|window, load| {
-            if load.event() == PageLoadEvent::Finished && !window.is_visible().unwrap_or(true) {
+        .on_page_load(move |window, load| {
+            if load.event() == PageLoadEvent::Finished {
                 tracing::debug!(window = window.label(), "page loaded: shown");
-                let _ = window.show();
-                let _ = window.set_focus();
+                reveal(&window, page);
             }
         })
         .build();
     match built {
         Ok(window) => {
-            locked(&app.state::<Shown>().0).push(page);
-            let handle = app.clone();
-            window.on_window_event(move |event| {
-                if matches!(event, tauri::WindowEvent::Destroyed) {
-                    locked(&handle.state::<Shown>().0).retain(|p| *p != page);
+            locked(&app.state::<Shown>().0).push(Made { page, kept: false, turn: 0 });
+            let (handle, kept) = (app.clone(), window.clone());
+            window.on_window_event(move |event| match event {
+                // The person's close hides it; its while's end destroys it, unless it was
+                // opened again meanwhile.
+                tauri::WindowEvent::CloseRequested { api, .. } => {
+                    api.prevent_close();
+                    let _ = kept.hide();
+                    let turn = mark(&handle, page, true);
+                    closed(&handle, page);
+                    let window = kept.clone();
+                    tauri::async_runtime::spawn(async move {
+                        tokio::time::sleep(KEPT_AFTER_CLOSE).await;
+                        if is_kept(window.app_handle(), page, Some(turn)) {
+                            tracing::debug!("the {page} window's while after its close ended");
+                            let _ = window.destroy();
+                        }
+                    });
+                }
+                tauri::WindowEvent::Destroyed => {
+                    locked(&handle.state::<Shown>().0).retain(|m| m.page != page);
                     destroyed(&handle, page);
                 }
+                _ => {}
             });
-            tauri::async_runtime::spawn(async move {
-                tokio::time::sleep(SHOW_ANYWAY).await;
-                if !window.is_visible().unwrap_or(true) {
-                    tracing::warn!("the {page} window's page did not load within {SHOW_ANYWAY:?}: shown anyway");
-                    let _ = window.show();
-                }
-            });
+            show_anyway(window, page);
         }
         Err(e) => tracing::error!("opening the {page} window ({file}): {e}"),
     }

@@ -400,6 +400,25 @@ impl DesktopSession {
         window
     }
 
+    /// Asks the window titled `title` to close, as a window manager does: a `WM_DELETE_WINDOW`
+    /// client message (ICCCM §4.2.8).
+    pub fn close_window(&self, title: &str) -> Result<(), String> {
+        use x11rb::connection::Connection;
+        use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt, EventMask};
+        let display = self.display.as_deref().ok_or("no display")?;
+        let found = self.xdotool(&["search", "--onlyvisible", "--name", &format!("^{title}$")]);
+        let id: u32 = found.lines().next().and_then(|l| l.trim().parse().ok()).ok_or_else(|| format!("no window {title:?}"))?;
+        let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("{display}: {e}"))?;
+        let atom = |name: &str| -> Result<u32, String> {
+            Ok(conn.intern_atom(false, name.as_bytes()).map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?.atom)
+        };
+        let (protocols, delete) = (atom("WM_PROTOCOLS")?, atom("WM_DELETE_WINDOW")?);
+        let event = ClientMessageEvent::new(32, id, protocols, [delete, x11rb::CURRENT_TIME, 0, 0, 0]);
+        conn.send_event(false, id, EventMask::NO_EVENT, event).map_err(|e| e.to_string())?;
+        conn.flush().map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
     /// `xdotool ARGS` on the virtual display.
     pub fn xdotool(&self, args: &[&str]) -> String {
         let out = Command::new("xdotool").args(args).env("DISPLAY", self.display.as_deref().expect("a display")).output().unwrap();
