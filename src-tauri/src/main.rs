@@ -141,14 +141,17 @@ async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
     app.exit(0);
 }
 
+/// The pages' words in the person's language, asked once: this process ends with its tray, and
+/// a language chosen in the settings applies from the tray's next start.
+async fn page_words(link: &TrayLink) -> Result<&'static serde_json::Value, String> {
+    static WORDS: tokio::sync::OnceCell<serde_json::Value> = tokio::sync::OnceCell::const_new();
+    WORDS.get_or_try_init(|| link.call(Call::PageWords {})).await
+}
+
 fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
     let (app, link, query) = (app.clone(), link.clone(), query.map(String::from));
     tauri::async_runtime::spawn(async move {
-        // The pages' words in the person's language, asked once: this process ends with its
-        // tray, and a language chosen in the settings applies from the tray's next start.
-        static WORDS: tokio::sync::OnceCell<serde_json::Value> = tokio::sync::OnceCell::const_new();
-        let asked = WORDS.get_or_try_init(|| link.call(Call::PageWords {})).await;
-        let words = asked.cloned().unwrap_or_else(|e| {
+        let words = page_words(&link).await.cloned().unwrap_or_else(|e| {
             tracing::warn!("the pages' words: {e}; the window says its English");
             serde_json::Value::Null
         });
@@ -229,6 +232,11 @@ fn main() {
             std::process::exit(1);
         }
     }
+    // The first window's words asked now, while Tauri and GTK get ready, not after.
+    let early = link.clone();
+    tauri::async_runtime::spawn(async move {
+        let _ = page_words(&early).await;
+    });
     let (forward, shown) = (link.clone(), link.clone());
     let builder = tauri::Builder::default();
     // The installers' updates (`update`); its key is tauri.conf.json's `plugins.updater.pubkey`.
