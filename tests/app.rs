@@ -557,8 +557,13 @@ fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_t
 
 /// The app's WebKit children: web processes and the network process.
 fn web_processes(app_pid: u32) -> usize {
+    web_process_ids(app_pid).len()
+}
+
+/// Their pids.
+fn web_process_ids(app_pid: u32) -> Vec<String> {
     let out = std::process::Command::new("pgrep").args(["-P", &app_pid.to_string(), "-f", "WebKit(Web|Network)Process"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().count()
+    String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect()
 }
 
 /// The pid of the tray running in this home.
@@ -821,32 +826,38 @@ fn the_settings_window_chooses_the_team_and_sets_the_cloud_origins_for_the_next_
 fn a_closed_window_is_kept_a_while_shown_again_by_the_same_process_and_then_ends() {
     const KEPT: Duration = Duration::from_secs(20);
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
-    let _app = start_app(&home, &desktop, &user.access_token);
+    let app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
     let history = "cmux-tray — History";
     desktop.sni(&["activate", &item]);
     wait_until("the history window", LIMIT, || desktop.window_titled(history));
     let windows = windows_pid(&home);
-    let web = web_processes(windows);
-    assert!(web >= 1, "the history's web processes");
+    let web = web_process_ids(windows);
+    assert!(!web.is_empty(), "the history's web processes");
 
     // Closed as a window manager closes it: gone from the screen, its process kept.
     desktop.close_window(history).unwrap();
     wait_until("the window closed", LIMIT, || !desktop.window_titled(history));
     std::thread::sleep(KEPT / 2);
+    assert!(!desktop.window_titled(history), "the closed window stays hidden");
     assert_eq!(home.pids_of("cmux-tray-windows"), vec![windows], "the closed window's process is kept for its while");
-    assert_eq!(web_processes(windows), web, "and its web processes");
+    assert_eq!(web_process_ids(windows), web, "and its web processes");
 
-    // Opened again within the while: the same process shows it.
+    // Opened again within the while: the same process and web engine show it, once its page
+    // loaded (not after the wait for a page that does not load).
     desktop.sni(&["activate", &item]);
     wait_until("the history window again", LIMIT, || desktop.window_titled(history));
     assert_eq!(windows_pid(&home), windows, "shown again by the kept process");
+    assert_eq!(web_process_ids(windows), web, "with the same web processes");
     // Its while began again at its next close: still kept past the first close's while.
     desktop.close_window(history).unwrap();
     let closed = std::time::Instant::now();
     wait_until("the window closed again", LIMIT, || !desktop.window_titled(history));
     std::thread::sleep(KEPT / 2);
+    assert!(!desktop.window_titled(history), "the closed window stays hidden");
     assert_eq!(home.pids_of("cmux-tray-windows"), vec![windows], "kept for the while after the second close");
+    let log = std::fs::read_to_string(&app.log).unwrap();
+    assert!(!log.contains("shown anyway"), "a window was shown before its page loaded: {log}");
 
     // Its while over: the process and its web processes end, and the tray lives on.
     wait_until("the windows process ended after its while", KEPT + LIMIT, || home.pids_of("cmux-tray-windows").is_empty());

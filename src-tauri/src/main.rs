@@ -1,6 +1,6 @@
 //! cmux-tray's windows: the history, settings and sign-in pages in webviews, in a process of
 //! their own (docs/architecture.md "Two processes"). The tray (`cmux-tray-app`) starts it when
-//! a window is asked for; it ends with its last window, and with the tray. It holds no engine
+//! a window is asked for; it ends once its last window is gone, and with the tray. It holds no engine
 //! and no product rule: each page's command goes over the app's channel to the tray, which
 //! answers from the engine; the tray says when to redraw and which page to show. A closed window
 //! is kept hidden a short while (`page_windows::KEPT_AFTER_CLOSE`). A crash here
@@ -155,8 +155,15 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
             tracing::warn!("the pages' words: {e}; the window says its English");
             serde_json::Value::Null
         });
-        let viewing = link.clone();
-        let closed = move |_: &AppHandle, page: Page| {
+        page_windows::open(&app, page, query, &words);
+    });
+}
+
+/// What the windows do when one is closed or gone.
+fn hooks(link: TrayLink) -> page_windows::Hooks {
+    let viewing = link.clone();
+    page_windows::Hooks {
+        closed: Box::new(move |_, page| {
             // A closed history shows nothing any more (its page cannot always say so itself).
             if page == Page::History {
                 let link = viewing.clone();
@@ -164,16 +171,16 @@ fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
                     let _ = link.call(Call::Viewing { item: None }).await;
                 });
             }
-        };
-        page_windows::open(&app, page, query.as_deref(), &words, closed, move |app, _| {
+        }),
+        destroyed: Box::new(move |app, _| {
             // The last window gone: detach (again). Tauri's `ExitRequested` may come before this
             // window's `Destroyed`, and a `Detached` answered meanwhile found it still listed
             // and attached again, leaving a process with no window.
             if page_windows::shown(app).is_empty() {
                 link.detach();
             }
-        });
-    });
+        }),
+    }
 }
 
 fn main() {
@@ -232,7 +239,7 @@ fn main() {
             std::process::exit(1);
         }
     }
-    // The first window's words asked now, while Tauri and GTK get ready, not after.
+    // The first window's words asked now, while Tauri and GTK get ready.
     let early = link.clone();
     tauri::async_runtime::spawn(async move {
         let _ = page_words(&early).await;
@@ -268,6 +275,7 @@ fn main() {
         })
         .setup(move |app| {
             app.manage(page_windows::Shown::default());
+            app.manage(hooks(shown.clone()));
             open(app.handle(), &shown, args.page, args.query.as_deref());
             tauri::async_runtime::spawn(hear(app.handle().clone(), shown.clone(), incoming));
             Ok(())
@@ -278,12 +286,15 @@ fn main() {
             eprintln!("cmux-tray-windows: cannot draw windows: {e}");
             std::process::exit(1)
         });
-    app.run(move |_, event| {
-        // The last window closed: the tray is asked to send nothing more, and once it has
-        // answered the process ends (a page sent meanwhile keeps it).
+    app.run(move |app, event| {
+        // The last window destroyed: the tray is asked to send nothing more, and once it has
+        // answered the process ends (a page sent meanwhile keeps it); not while one is being
+        // made anew.
         if let RunEvent::ExitRequested { api, code: None, .. } = event {
             api.prevent_exit();
-            link.detach();
+            if page_windows::shown(app).is_empty() {
+                link.detach();
+            }
         }
     });
 }

@@ -2,30 +2,55 @@
 //! window is drawn hidden and shown once its page has loaded, so a person never sees it blank;
 //! one opened again while it is kept loads its page afresh in the web engine it already has.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cmux_tray_channel::Page;
 use tauri::webview::PageLoadEvent;
-use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
+use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
 
 use crate::tray_link::locked;
 
-/// The pages whose window exists, from its making to its `Destroyed` (Tauri's own list may still
-/// hold a window that is being destroyed), shown or kept. Managed by the app.
+/// The pages whose window exists or is being made, from the making to its `Destroyed` (Tauri's
+/// own list may still hold a window that is being destroyed). Managed by the app.
 #[derive(Default)]
 pub struct Shown(Mutex<Vec<Made>>);
 
-/// A page's window that exists.
-struct Made {
-    page: Page,
-    /// Closed by the person and kept hidden until its while ends.
-    kept: bool,
-    /// Counts its closes and opens: a close's while ends the window only if nothing came since.
-    turn: u64,
+/// What the windows process does when a window is closed or gone, or must be made again (set
+/// once by `main`, managed by the app).
+pub struct Hooks {
+    /// The person closed the page's window (it is kept, hidden).
+    pub closed: Box<dyn Fn(&AppHandle, Page) + Send + Sync>,
+    /// The page's window is gone.
+    pub destroyed: Box<dyn Fn(&AppHandle, Page) + Send + Sync>,
 }
 
-/// The pages whose window exists now, shown or kept.
+/// A page's window.
+struct Made {
+    page: Page,
+    stage: Stage,
+    /// Counts its closes and opens: a timer acts only if nothing came since it was set.
+    turn: u64,
+    /// Asked for again while ending: made anew with this query once it is gone.
+    reopen: Option<Option<String>>,
+    words: Arc<serde_json::Value>,
+}
+
+/// Where a page's window is in its life. Its changes but the first are made on the main thread,
+/// in turn with the window's own events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    /// Being built.
+    Opening,
+    /// In use: shown, or hidden until its page has loaded.
+    Shown,
+    /// Closed by the person and kept hidden until its while ends.
+    Kept,
+    /// Its while over: being destroyed.
+    Ending,
+}
+
+/// The pages whose window exists now, or is being made.
 pub fn shown(app: &AppHandle) -> Vec<Page> {
     locked(&app.state::<Shown>().0).iter().map(|m| m.page).collect()
 }
@@ -35,13 +60,18 @@ pub fn shown(app: &AppHandle) -> Vec<Page> {
 /// a web engine (docs/architecture.md "Two processes"; its memory meanwhile: docs/benchmarks.md).
 pub const KEPT_AFTER_CLOSE: Duration = Duration::from_secs(20);
 
-/// Marks `page`'s window kept (`true`) or in use (`false`); returns its new turn.
-fn mark(app: &AppHandle, page: Page, kept: bool) -> u64 {
+/// `page`'s window's stage and turn.
+fn stage(app: &AppHandle, page: Page) -> Option<(Stage, u64)> {
+    locked(&app.state::<Shown>().0).iter().find(|m| m.page == page).map(|m| (m.stage, m.turn))
+}
+
+/// Puts `page`'s window in `stage`, a new turn; returns the turn.
+fn enter(app: &AppHandle, page: Page, stage: Stage) -> u64 {
     let shown = app.state::<Shown>();
     let mut made = locked(&shown.0);
     match made.iter_mut().find(|m| m.page == page) {
         Some(m) => {
-            m.kept = kept;
+            m.stage = stage;
             m.turn += 1;
             m.turn
         }
@@ -49,29 +79,33 @@ fn mark(app: &AppHandle, page: Page, kept: bool) -> u64 {
     }
 }
 
-/// Whether `page`'s window is kept (closed) at `turn` (any turn: `None`).
-fn is_kept(app: &AppHandle, page: Page, turn: Option<u64>) -> bool {
-    locked(&app.state::<Shown>().0).iter().any(|m| m.page == page && m.kept && turn.is_none_or(|t| t == m.turn))
-}
-
-/// Shows a window whose page has loaded, unless it was closed meanwhile.
-fn reveal(window: &tauri::WebviewWindow, page: Page) {
-    if !is_kept(window.app_handle(), page, None) && !window.is_visible().unwrap_or(true) {
+/// Shows a window in use that is hidden (its page has loaded, or it waited long enough).
+fn reveal(window: &WebviewWindow, page: Page) {
+    if stage(window.app_handle(), page).is_some_and(|(s, _)| s == Stage::Shown) && !window.is_visible().unwrap_or(true) {
         let _ = window.show();
         let _ = window.set_focus();
     }
 }
 
 /// Shows the window after [`SHOW_ANYWAY`] if its page has not loaded by then, unless it was
-/// closed meanwhile.
-fn show_anyway(window: tauri::WebviewWindow, page: Page) {
+/// closed or opened again since `turn`.
+fn show_anyway(window: WebviewWindow, page: Page, turn: u64) {
     tauri::async_runtime::spawn(async move {
         tokio::time::sleep(SHOW_ANYWAY).await;
-        if !is_kept(window.app_handle(), page, None) && !window.is_visible().unwrap_or(true) {
-            tracing::warn!("the {page} window's page did not load within {SHOW_ANYWAY:?}: shown anyway");
-            let _ = window.show();
-        }
+        let app = window.app_handle().clone();
+        let _ = app.run_on_main_thread(move || {
+            if stage(window.app_handle(), page) == Some((Stage::Shown, turn)) && !window.is_visible().unwrap_or(true) {
+                tracing::warn!("the {page} window's page did not load within {SHOW_ANYWAY:?}: shown anyway");
+                reveal(&window, page);
+            }
+        });
     });
+}
+
+/// Takes the window to `file` of the app's pages.
+fn load(window: &WebviewWindow, page: Page, file: &str) -> Result<(), String> {
+    let target = window.url().map_err(|e| e.to_string())?.join(&format!("/{file}")).map_err(|e| e.to_string())?;
+    window.navigate(target).map_err(|e| format!("the {page} window to {file}: {e}"))
 }
 
 /// How long a window waits for its page before it is shown anyway.
@@ -102,49 +136,36 @@ fn title(page: Page, words: &serde_json::Value) -> String {
 }
 
 /// Shows the page's window, creating it if it does not exist; `query` is passed to the page (an
-/// open window is taken to it). `closed` hears when the person closes it, `destroyed` when it
-/// goes. `words` is what the tray's `page_words` answered: the page reads it as
-/// `window.__CMUX_WORDS__` before any script of its own runs.
-pub fn open(
-    app: &AppHandle,
-    page: Page,
-    query: Option<&str>,
-    words: &serde_json::Value,
-    closed: impl Fn(&AppHandle, Page) + Send + Sync + 'static,
-    destroyed: impl Fn(&AppHandle, Page) + Send + Sync + 'static,
-) {
-    let file = match query {
+/// open window is taken to it). `words` is what the tray's `page_words` answered: the page reads
+/// it as `window.__CMUX_WORDS__` before any script of its own runs. Off the main thread (on
+/// Windows a window built there deadlocks).
+pub fn open(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json::Value) {
+    let words = Arc::new(words.clone());
+    match stage(app, page) {
+        // Being built for an earlier ask: it shows once loaded.
+        Some((Stage::Opening, _)) => {}
+        Some(_) => {
+            let handle = app.clone();
+            let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
+        }
+        None => {
+            locked(&app.state::<Shown>().0).push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
+            build(app, page, query, &words);
+        }
+    }
+}
+
+/// The page's file, with its query.
+fn file(page: Page, query: Option<&str>) -> String {
+    match query {
         Some(q) => format!("{page}.html?{q}"),
         None => format!("{page}.html"),
-    };
-    if let Some(w) = app.get_webview_window(page.as_str()) {
-        if is_kept(app, page, None) {
-            // Kept since its close: its page loaded again as a new window's would be (its
-            // query, its data, what it tells the tray it shows), and shown once loaded.
-            mark(app, page, false);
-            match w.url().map(|url| url.join(&format!("/{file}"))) {
-                Ok(Ok(target)) => {
-                    if let Err(e) = w.navigate(target) {
-                        tracing::warn!("loading the kept {page} window's {file}: {e}");
-                    }
-                }
-                _ => tracing::warn!("the kept {page} window has no address to load {file} from"),
-            }
-            show_anyway(w, page);
-            return;
-        }
-        if query.is_some()
-            && let Ok(url) = w.url()
-            && let Ok(target) = url.join(&format!("/{file}"))
-            && target != url
-            && let Err(e) = w.navigate(target)
-        {
-            tracing::warn!("taking the {page} window to {file}: {e}");
-        }
-        let _ = w.show();
-        let _ = w.set_focus();
-        return;
     }
+}
+
+/// Builds the window of `page`, listed as being built; it shows once its page has loaded.
+fn build(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json::Value) {
+    let file = file(page, query.as_deref());
     let (width, height) = size(page);
     let built = WebviewWindowBuilder::new(app, page.as_str(), WebviewUrl::App(file.clone().into()))
         .title(title(page, words))
@@ -159,35 +180,99 @@ pub fn open(
             }
         })
         .build();
-    match built {
-        Ok(window) => {
-            locked(&app.state::<Shown>().0).push(Made { page, kept: false, turn: 0 });
-            let (handle, kept) = (app.clone(), window.clone());
-            window.on_window_event(move |event| match event {
-                // The person's close hides it; its while's end destroys it, unless it was
-                // opened again meanwhile.
-                tauri::WindowEvent::CloseRequested { api, .. } => {
-                    api.prevent_close();
-                    let _ = kept.hide();
-                    let turn = mark(&handle, page, true);
-                    closed(&handle, page);
-                    let window = kept.clone();
-                    tauri::async_runtime::spawn(async move {
-                        tokio::time::sleep(KEPT_AFTER_CLOSE).await;
-                        if is_kept(window.app_handle(), page, Some(turn)) {
-                            tracing::debug!("the {page} window's while after its close ended");
-                            let _ = window.destroy();
-                        }
-                    });
-                }
-                tauri::WindowEvent::Destroyed => {
-                    locked(&handle.state::<Shown>().0).retain(|m| m.page != page);
-                    destroyed(&handle, page);
-                }
-                _ => {}
-            });
-            show_anyway(window, page);
+    let window = match built {
+        Ok(window) => window,
+        Err(e) => {
+            locked(&app.state::<Shown>().0).retain(|m| m.page != page);
+            tracing::error!("opening the {page} window ({file}): {e}");
+            return;
         }
-        Err(e) => tracing::error!("opening the {page} window ({file}): {e}"),
+    };
+    let turn = enter(app, page, Stage::Shown);
+    let (handle, this) = (app.clone(), window.clone());
+    window.on_window_event(move |event| match event {
+        // The person's close hides it; its while's end destroys it, unless it was opened again
+        // meanwhile.
+        tauri::WindowEvent::CloseRequested { api, .. } => {
+            api.prevent_close();
+            let _ = this.hide();
+            let turn = enter(&handle, page, Stage::Kept);
+            (handle.state::<Hooks>().closed)(&handle, page);
+            let window = this.clone();
+            tauri::async_runtime::spawn(async move {
+                tokio::time::sleep(KEPT_AFTER_CLOSE).await;
+                let app = window.app_handle().clone();
+                let _ = app.run_on_main_thread(move || {
+                    if stage(window.app_handle(), page) == Some((Stage::Kept, turn)) {
+                        tracing::debug!("the {page} window's while after its close ended");
+                        enter(window.app_handle(), page, Stage::Ending);
+                        let _ = window.destroy();
+                    }
+                });
+            });
+        }
+        // Gone; made anew if it was asked for while it went.
+        tauri::WindowEvent::Destroyed => {
+            let gone = {
+                let shown = handle.state::<Shown>();
+                let mut made = locked(&shown.0);
+                let gone = made.iter().position(|m| m.page == page).map(|i| made.remove(i));
+                if let Some(Made { reopen: Some(_), words, .. }) = &gone {
+                    made.push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
+                }
+                gone
+            };
+            match gone {
+                Some(Made { reopen: Some(query), words, .. }) => {
+                    let handle = handle.clone();
+                    tauri::async_runtime::spawn(async move { build(&handle, page, query, &words) });
+                }
+                _ => (handle.state::<Hooks>().destroyed)(&handle, page),
+            }
+        }
+        _ => {}
+    });
+    show_anyway(window, page, turn);
+}
+
+/// The page asked for again while its window exists (on the main thread, in turn with its close).
+fn again(app: &AppHandle, page: Page, query: Option<String>, words: Arc<serde_json::Value>) {
+    let file = file(page, query.as_deref());
+    let window = app.get_webview_window(page.as_str());
+    match (stage(app, page), window) {
+        // Kept since its close: its page loaded again as a new window's would be (its query, its
+        // data, what it tells the tray it shows), and shown once loaded.
+        (Some((Stage::Kept, _)), Some(w)) => {
+            let turn = enter(app, page, Stage::Shown);
+            if let Err(e) = load(&w, page, &file) {
+                tracing::warn!("loading the kept window: {e}");
+            }
+            show_anyway(w, page, turn);
+        }
+        (Some((Stage::Shown, _)), Some(w)) => {
+            let target = w.url().ok().and_then(|url| url.join(&format!("/{file}")).ok());
+            if query.is_some()
+                && target.is_some()
+                && target != w.url().ok()
+                && let Err(e) = load(&w, page, &file)
+            {
+                tracing::warn!("taking the window there: {e}");
+            }
+            let _ = w.show();
+            let _ = w.set_focus();
+        }
+        (Some((Stage::Ending, _)), _) => {
+            if let Some(m) = locked(&app.state::<Shown>().0).iter_mut().find(|m| m.page == page) {
+                m.reopen = Some(query);
+            }
+        }
+        (Some((Stage::Opening, _)), _) => {}
+        // Gone since it was asked for: made anew.
+        (None, _) => {
+            let handle = app.clone();
+            locked(&app.state::<Shown>().0).push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
+            tauri::async_runtime::spawn(async move { build(&handle, page, query, &words) });
+        }
+        (Some((stage, _)), None) => tracing::warn!("the {page} window is listed ({stage:?}) but Tauri has none"),
     }
 }

@@ -170,6 +170,7 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
         std::thread::sleep(REOPENED_AFTER);
         // A window still shown would make the next open a figure of nothing.
         anyhow::ensure!(!desktop.window_titled(history), "the history still shows {REOPENED_AFTER:?} after its close");
+        anyhow::ensure!(!procfs::descendants(pid)?.is_empty(), "the closed history's process ended within {REOPENED_AFTER:?}");
         let kept = family(pid)?;
         let window_kept = open_history(&home, &display, &desktop, &user.access_token, lang, &format!("kept-{round}"))?;
         close(&desktop, history)?;

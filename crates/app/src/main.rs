@@ -1,6 +1,6 @@
 //! cmux-tray's tray process: the engine, the tray item and the app's private channel, with no
 //! web engine (docs/architecture.md "Two processes"). The windows are another program,
-//! `cmux-tray-windows`, started when one is asked for and ended with its last window; it
+//! `cmux-tray-windows`, started when one is asked for and ended once its last window is gone; it
 //! reaches the engine only through the channel this process serves.
 //!
 //! - `args`: the command line.

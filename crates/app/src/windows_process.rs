@@ -1,7 +1,8 @@
 //! The windows process (`cmux-tray-windows`): started when a window is asked for, told what to
-//! show while it runs, ended by itself with its last window. A second window while one is open
-//! goes to the same process; a process that crashed or was killed is started again by the next
-//! window asked for (docs/architecture.md "Two processes").
+//! show while it runs, ended by itself once its last window is gone (a closed one is kept a
+//! while). A second window while one is open goes to the same process; a process that crashed
+//! or was killed is started again by the next window asked for (docs/architecture.md "Two
+//! processes").
 
 use std::path::PathBuf;
 use std::sync::Mutex;
