@@ -124,15 +124,22 @@ async fn hear(app: AppHandle, link: TrayLink, mut incoming: Incoming) {
             Some(FromTray::Changed) => {
                 let _ = app.emit("changed", ());
             }
-            Some(FromTray::Open { page, query }) => open(&app, &link, page, query.as_deref()),
+            Some(FromTray::Open { page, query }) => {
+                page_windows::asked(&app);
+                open(&app, &link, page, query.as_deref())
+            }
             // Another windows process is in use (this one re-attached too late): it shows the page.
             Some(FromTray::Attached { chosen: false }) => app.exit(0),
             Some(FromTray::Attached { chosen: true }) => {}
             // A page asked for while detaching opened a window: this process stays, attached again.
-            Some(FromTray::Detached) => match page_windows::shown(&app).first() {
-                Some(page) => link.attach(*page, None),
-                None => app.exit(0),
-            },
+            Some(FromTray::Detached) => {
+                link.detached();
+                if page_windows::in_use(&app) {
+                    link.attach(page_windows::shown(&app).first().copied().unwrap_or(Page::History), None);
+                } else {
+                    app.exit(0);
+                }
+            }
             Some(FromTray::Install { feed, proxy }) => update::install(&app, &link, feed, proxy),
             Some(FromTray::Answer { .. }) => unreachable!("answers are taken by the link"),
         }
@@ -176,7 +183,7 @@ fn hooks(link: TrayLink) -> page_windows::Hooks {
             // The last window gone: detach (again). Tauri's `ExitRequested` may come before this
             // window's `Destroyed`, and a `Detached` answered meanwhile found it still listed
             // and attached again, leaving a process with no window.
-            if page_windows::shown(app).is_empty() {
+            if !page_windows::in_use(app) {
                 link.detach();
             }
         }),
@@ -276,6 +283,7 @@ fn main() {
         .setup(move |app| {
             app.manage(page_windows::Shown::default());
             app.manage(hooks(shown.clone()));
+            page_windows::asked(app.handle());
             open(app.handle(), &shown, args.page, args.query.as_deref());
             tauri::async_runtime::spawn(hear(app.handle().clone(), shown.clone(), incoming));
             Ok(())
@@ -292,7 +300,7 @@ fn main() {
         // made anew.
         if let RunEvent::ExitRequested { api, code: None, .. } = event {
             api.prevent_exit();
-            if page_windows::shown(app).is_empty() {
+            if !page_windows::in_use(app) {
                 link.detach();
             }
         }

@@ -2,6 +2,7 @@
 //! window is drawn hidden and shown once its page has loaded, so a person never sees it blank;
 //! one opened again while it is kept loads its page afresh in the web engine it already has.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use crate::tray_link::locked;
 /// The pages whose window exists or is being made, from the making to its `Destroyed` (Tauri's
 /// own list may still hold a window that is being destroyed). Managed by the app.
 #[derive(Default)]
-pub struct Shown(Mutex<Vec<Made>>);
+pub struct Shown(Mutex<Vec<Made>>, AtomicUsize);
 
 /// What the windows process does when a window is closed or gone, or must be made again (set
 /// once by `main`, managed by the app).
@@ -31,7 +32,8 @@ struct Made {
     stage: Stage,
     /// Counts its closes and opens: a timer acts only if nothing came since it was set.
     turn: u64,
-    /// Asked for again while ending: made anew with this query once it is gone.
+    /// Asked for again while being built or ending: shown with this query once built, or made
+    /// anew with it once gone.
     reopen: Option<Option<String>>,
     words: Arc<serde_json::Value>,
 }
@@ -55,6 +57,18 @@ pub fn shown(app: &AppHandle) -> Vec<Page> {
     locked(&app.state::<Shown>().0).iter().map(|m| m.page).collect()
 }
 
+/// A page was asked for: counted from the ask's arrival until [`open`] has taken it, so that the
+/// process does not end in between.
+pub fn asked(app: &AppHandle) {
+    app.state::<Shown>().1.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Whether a window exists, is being made or was asked for: the process is in use.
+pub fn in_use(app: &AppHandle) -> bool {
+    let shown = app.state::<Shown>();
+    !locked(&shown.0).is_empty() || shown.1.load(Ordering::SeqCst) > 0
+}
+
 /// How long a closed window is kept, hidden, before it is destroyed (and with the last one the
 /// process and its web engine end): a window opened again within it is shown without starting
 /// a web engine (docs/architecture.md "Two processes"; its memory meanwhile: docs/benchmarks.md).
@@ -65,14 +79,15 @@ fn stage(app: &AppHandle, page: Page) -> Option<(Stage, u64)> {
     locked(&app.state::<Shown>().0).iter().find(|m| m.page == page).map(|m| (m.stage, m.turn))
 }
 
-/// Puts `page`'s window in `stage`, a new turn; returns the turn.
+/// Puts `page`'s window in `stage`, a new turn (never one an earlier window had); returns it.
 fn enter(app: &AppHandle, page: Page, stage: Stage) -> u64 {
+    static TURNS: AtomicU64 = AtomicU64::new(1);
     let shown = app.state::<Shown>();
     let mut made = locked(&shown.0);
     match made.iter_mut().find(|m| m.page == page) {
         Some(m) => {
             m.stage = stage;
-            m.turn += 1;
+            m.turn = TURNS.fetch_add(1, Ordering::Relaxed);
             m.turn
         }
         None => 0,
@@ -81,7 +96,8 @@ fn enter(app: &AppHandle, page: Page, stage: Stage) -> u64 {
 
 /// Shows a window in use that is hidden (its page has loaded, or it waited long enough).
 fn reveal(window: &WebviewWindow, page: Page) {
-    if stage(window.app_handle(), page).is_some_and(|(s, _)| s == Stage::Shown) && !window.is_visible().unwrap_or(true) {
+    let in_use = stage(window.app_handle(), page).is_some_and(|(s, _)| matches!(s, Stage::Opening | Stage::Shown));
+    if in_use && !window.is_visible().unwrap_or(true) {
         let _ = window.show();
         let _ = window.set_focus();
     }
@@ -138,12 +154,14 @@ fn title(page: Page, words: &serde_json::Value) -> String {
 /// Shows the page's window, creating it if it does not exist; `query` is passed to the page (an
 /// open window is taken to it). `words` is what the tray's `page_words` answered: the page reads
 /// it as `window.__CMUX_WORDS__` before any script of its own runs. Off the main thread (on
-/// Windows a window built there deadlocks).
+/// Windows a window built there deadlocks; called there, `again` would run at once, out of turn).
+/// Takes an ask counted by [`asked`].
 pub fn open(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json::Value) {
     let words = Arc::new(words.clone());
+    let _taken = Taken(app);
     match stage(app, page) {
-        // Being built for an earlier ask: it shows once loaded.
-        Some((Stage::Opening, _)) => {}
+        // Being built for an earlier ask: it is taken to this query once built.
+        Some((Stage::Opening, _)) => ask_again(app, page, query),
         Some(_) => {
             let handle = app.clone();
             let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
@@ -152,6 +170,22 @@ pub fn open(app: &AppHandle, page: Page, query: Option<String>, words: &serde_js
             locked(&app.state::<Shown>().0).push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
             build(app, page, query, &words);
         }
+    }
+}
+
+/// Takes the ask [`asked`] counted, once the window is listed (at the end of [`open`]).
+struct Taken<'a>(&'a AppHandle);
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.state::<Shown>().1.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+}
+
+/// Records an ask for a window being built or ending, done once it is built or gone.
+fn ask_again(app: &AppHandle, page: Page, query: Option<String>) {
+    if let Some(m) = locked(&app.state::<Shown>().0).iter_mut().find(|m| m.page == page) {
+        m.reopen = Some(query);
     }
 }
 
@@ -185,10 +219,17 @@ fn build(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json:
         Err(e) => {
             locked(&app.state::<Shown>().0).retain(|m| m.page != page);
             tracing::error!("opening the {page} window ({file}): {e}");
+            (app.state::<Hooks>().destroyed)(app, page);
             return;
         }
     };
     let turn = enter(app, page, Stage::Shown);
+    // Asked for again while it was built: taken there now.
+    let asked = locked(&app.state::<Shown>().0).iter_mut().find(|m| m.page == page).and_then(|m| m.reopen.take());
+    if let Some(query) = asked {
+        let (handle, words) = (app.clone(), Arc::new(words.clone()));
+        let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
+    }
     let (handle, this) = (app.clone(), window.clone());
     window.on_window_event(move |event| match event {
         // The person's close hides it; its while's end destroys it, unless it was opened again
@@ -261,12 +302,7 @@ fn again(app: &AppHandle, page: Page, query: Option<String>, words: Arc<serde_js
             let _ = w.show();
             let _ = w.set_focus();
         }
-        (Some((Stage::Ending, _)), _) => {
-            if let Some(m) = locked(&app.state::<Shown>().0).iter_mut().find(|m| m.page == page) {
-                m.reopen = Some(query);
-            }
-        }
-        (Some((Stage::Opening, _)), _) => {}
+        (Some((Stage::Ending | Stage::Opening, _)), _) => ask_again(app, page, query),
         // Gone since it was asked for: made anew.
         (None, _) => {
             let handle = app.clone();

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use cmux_tray_channel::{self as channel, Call, ChannelKey, FromTray, Page, Program, ToTray, endpoint, handover};
@@ -29,6 +29,8 @@ pub struct TrayLink {
     /// What lets this process attach: the key of the tray that started it, or of the tray it
     /// started.
     key: Option<ChannelKey>,
+    /// A `Detach` was sent and its `Detached` has not come: one at a time.
+    detaching: Arc<AtomicBool>,
 }
 
 /// The tray's side, read as it comes.
@@ -96,7 +98,7 @@ impl TrayLink {
                 }
             }
         });
-        let link = TrayLink { send, waiting: Arc::default(), next: Arc::new(AtomicU64::new(1)), key };
+        let link = TrayLink { send, waiting: Arc::default(), next: Arc::new(AtomicU64::new(1)), key, detaching: Arc::default() };
         Ok((link, BufReader::new(read)))
     }
 
@@ -105,9 +107,18 @@ impl TrayLink {
         let _ = self.send.send(ToTray::Attach { page, query, key: self.key.clone() });
     }
 
-    /// No window is left: the tray stops sending pages here and answers `Detached`.
+    /// No window is left: the tray stops sending pages here and answers `Detached`. Once until
+    /// that answer: a second `Detached` would be answered with a second `attach`, which the tray
+    /// refuses, and the process would end with a window asked for meanwhile.
     pub fn detach(&self) {
-        let _ = self.send.send(ToTray::Detach);
+        if !self.detaching.swap(true, Ordering::SeqCst) {
+            let _ = self.send.send(ToTray::Detach);
+        }
+    }
+
+    /// The tray answered `Detached`.
+    pub fn detached(&self) {
+        self.detaching.store(false, Ordering::SeqCst);
     }
 
     /// A page's call, answered by the tray from the engine.
