@@ -79,19 +79,24 @@ fn stage(app: &AppHandle, page: Page) -> Option<(Stage, u64)> {
     locked(&app.state::<Shown>().0).iter().find(|m| m.page == page).map(|m| (m.stage, m.turn))
 }
 
-/// Puts `page`'s window in `stage`, a new turn (never one an earlier window had); returns it.
-fn enter(app: &AppHandle, page: Page, stage: Stage) -> u64 {
-    static TURNS: AtomicU64 = AtomicU64::new(1);
+/// Changes `page`'s window under the list's lock; `None` when it is not listed.
+fn with_made<R>(app: &AppHandle, page: Page, change: impl FnOnce(&mut Made) -> R) -> Option<R> {
     let shown = app.state::<Shown>();
     let mut made = locked(&shown.0);
-    match made.iter_mut().find(|m| m.page == page) {
-        Some(m) => {
-            m.stage = stage;
-            m.turn = TURNS.fetch_add(1, Ordering::Relaxed);
-            m.turn
-        }
-        None => 0,
-    }
+    made.iter_mut().find(|m| m.page == page).map(change)
+}
+
+/// Puts the window in `stage`, a new turn (never one an earlier window had); returns the turn.
+fn next(m: &mut Made, stage: Stage) -> u64 {
+    static TURNS: AtomicU64 = AtomicU64::new(1);
+    m.stage = stage;
+    m.turn = TURNS.fetch_add(1, Ordering::Relaxed);
+    m.turn
+}
+
+/// Puts `page`'s window in `stage`; returns its new turn.
+fn enter(app: &AppHandle, page: Page, stage: Stage) -> u64 {
+    with_made(app, page, |m| next(m, stage)).unwrap_or(0)
 }
 
 /// Shows a window in use that is hidden (its page has loaded, or it waited long enough).
@@ -158,19 +163,26 @@ fn title(page: Page, words: &serde_json::Value) -> String {
 /// Takes an ask counted by [`asked`].
 pub fn open(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json::Value) {
     let words = Arc::new(words.clone());
-    let _taken = Taken(app);
-    match stage(app, page) {
-        // Being built for an earlier ask: it is taken to this query once built.
-        Some((Stage::Opening, _)) => ask_again(app, page, query),
-        Some(_) => {
-            let handle = app.clone();
-            let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
-        }
-        None => {
-            locked(&app.state::<Shown>().0).push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
-            build(app, page, query, &words);
-        }
+    let taken = Taken(app);
+    if listed(app, page, &words) {
+        // Listed: the ask is taken (a build that fails then lets the process end).
+        drop(taken);
+        build(app, page, query, &words);
+    } else {
+        let handle = app.clone();
+        let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
     }
+}
+
+/// Lists `page`'s window as being built, unless one is listed already; says whether it did.
+fn listed(app: &AppHandle, page: Page, words: &Arc<serde_json::Value>) -> bool {
+    let shown = app.state::<Shown>();
+    let mut made = locked(&shown.0);
+    if made.iter().any(|m| m.page == page) {
+        return false;
+    }
+    made.push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
+    true
 }
 
 /// Takes the ask [`asked`] counted, once the window is listed (at the end of [`open`]).
@@ -182,10 +194,17 @@ impl Drop for Taken<'_> {
     }
 }
 
-/// Records an ask for a window being built or ending, done once it is built or gone.
-fn ask_again(app: &AppHandle, page: Page, query: Option<String>) {
-    if let Some(m) = locked(&app.state::<Shown>().0).iter_mut().find(|m| m.page == page) {
-        m.reopen = Some(query);
+/// Records an ask for a window being built or ending, done once it is built or gone; gives the
+/// query back when the window is neither (any more).
+fn ask_again(app: &AppHandle, page: Page, query: Option<String>) -> Result<(), Option<String>> {
+    let shown = app.state::<Shown>();
+    let mut made = locked(&shown.0);
+    match made.iter_mut().find(|m| m.page == page) {
+        Some(m) if matches!(m.stage, Stage::Opening | Stage::Ending) => {
+            m.reopen = Some(query);
+            Ok(())
+        }
+        _ => Err(query),
     }
 }
 
@@ -223,9 +242,8 @@ fn build(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json:
             return;
         }
     };
-    let turn = enter(app, page, Stage::Shown);
-    // Asked for again while it was built: taken there now.
-    let asked = locked(&app.state::<Shown>().0).iter_mut().find(|m| m.page == page).and_then(|m| m.reopen.take());
+    // Shown, and what was asked of it while it was built taken, in one step with `ask_again`.
+    let (turn, asked) = with_made(app, page, |m| (next(m, Stage::Shown), m.reopen.take())).unwrap_or((0, None));
     if let Some(query) = asked {
         let (handle, words) = (app.clone(), Arc::new(words.clone()));
         let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
@@ -299,15 +317,25 @@ fn again(app: &AppHandle, page: Page, query: Option<String>, words: Arc<serde_js
             {
                 tracing::warn!("taking the window there: {e}");
             }
-            let _ = w.show();
-            let _ = w.set_focus();
+            // One still loading shows once loaded, not blank now.
+            if w.is_visible().unwrap_or(false) {
+                let _ = w.set_focus();
+            }
         }
-        (Some((Stage::Ending | Stage::Opening, _)), _) => ask_again(app, page, query),
-        // Gone since it was asked for: made anew.
+        (Some((Stage::Ending | Stage::Opening, _)), _) => {
+            // Built meanwhile (on another thread): asked again, as the window it now is.
+            if let Err(query) = ask_again(app, page, query) {
+                again(app, page, query, words);
+            }
+        }
+        // Gone since it was asked for: made anew (unless another ask listed it meanwhile).
         (None, _) => {
-            let handle = app.clone();
-            locked(&app.state::<Shown>().0).push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
-            tauri::async_runtime::spawn(async move { build(&handle, page, query, &words) });
+            if listed(app, page, &words) {
+                let handle = app.clone();
+                tauri::async_runtime::spawn(async move { build(&handle, page, query, &words) });
+            } else {
+                again(app, page, query, words);
+            }
         }
         (Some((stage, _)), None) => tracing::warn!("the {page} window is listed ({stage:?}) but Tauri has none"),
     }
