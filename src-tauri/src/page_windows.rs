@@ -17,14 +17,17 @@ use crate::tray_link::locked;
 #[derive(Default)]
 pub struct Shown(Mutex<Vec<Made>>, AtomicUsize);
 
-/// What the windows process does when a window is closed or gone, or must be made again (set
-/// once by `main`, managed by the app).
+/// What the windows process does when a window is closed or gone (set once by `main`, managed
+/// by the app).
 pub struct Hooks {
     /// The person closed the page's window (it is kept, hidden).
-    pub closed: Box<dyn Fn(&AppHandle, Page) + Send + Sync>,
+    pub closed: Hook,
     /// The page's window is gone.
-    pub destroyed: Box<dyn Fn(&AppHandle, Page) + Send + Sync>,
+    pub destroyed: Hook,
 }
+
+/// What is done for a page's window.
+pub type Hook = Box<dyn Fn(&AppHandle, Page) + Send + Sync>;
 
 /// A page's window.
 struct Made {
