@@ -256,10 +256,15 @@ impl DesktopSession {
 
     /// How many windows with this exact title are mapped on the virtual display.
     pub fn windows_titled(&self, title: &str) -> usize {
-        let Some(display) = &self.display else { return 0 };
+        self.window_ids_titled(title).len()
+    }
+
+    /// The windows with this exact title mapped on the virtual display.
+    fn window_ids_titled(&self, title: &str) -> Vec<u32> {
+        let Some(display) = &self.display else { return Vec::new() };
         let out =
             Command::new("xdotool").args(["search", "--onlyvisible", "--name", &format!("^{title}$")]).env("DISPLAY", display).output();
-        out.map(|o| String::from_utf8_lossy(&o.stdout).lines().count()).unwrap_or(0)
+        out.map(|o| String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.trim().parse().ok()).collect()).unwrap_or_default()
     }
 
     /// Whether a name is owned on this session's bus.
@@ -405,8 +410,7 @@ impl DesktopSession {
     pub fn close_window(&self, title: &str) -> Result<(), String> {
         use x11rb::protocol::xproto::{ClientMessageEvent, ConnectionExt, EventMask};
         let display = self.display.as_deref().ok_or("no display")?;
-        let found = self.xdotool(&["search", "--onlyvisible", "--name", &format!("^{title}$")]);
-        let id: u32 = found.lines().next().and_then(|l| l.trim().parse().ok()).ok_or_else(|| format!("no window {title:?}"))?;
+        let id = *self.window_ids_titled(title).first().ok_or_else(|| format!("no window {title:?}"))?;
         let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("{display}: {e}"))?;
         let atom = |name: &str| -> Result<u32, String> {
             Ok(conn.intern_atom(false, name.as_bytes()).map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?.atom)
