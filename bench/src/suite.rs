@@ -65,29 +65,34 @@ pub fn main() -> anyhow::Result<()> {
         println!("{} kept; README.md and docs/benchmarks.md rendered from it", render::RESULTS);
         return Ok(());
     }
-    let want = |row: u8| args.rows.is_empty() || args.rows.contains(&row);
+    let rows: Vec<u8> = if args.rows.is_empty() { (1..=6).collect() } else { args.rows.clone() };
     let mut figures = Vec::new();
     let mut notes = Vec::new();
     let started = std::time::Instant::now();
-    if want(1) {
-        let o = latency::Options {
-            follows: if args.quick { vec![1, 1_000] } else { vec![1, 1_000, 10_000] },
-            events: args.events.unwrap_or(if args.quick { 15 } else { 1_000 }),
-            env: Vec::new(),
-        };
-        latency::run(&o, &mut figures, &mut notes)?;
-    }
-    if want(2) {
-        scale::run(args.quick, args.follows, &args.ways, &mut figures, &mut notes)?;
-    }
-    if want(3) || want(5) {
-        app::run(args.quick, want(3), want(5), &args.lang, &mut figures, &mut notes)?;
-    }
-    if want(4) {
-        local::run(args.quick, &mut figures, &mut notes)?;
-    }
-    if want(6) {
-        load::run(args.quick, &mut figures, &mut notes)?;
+    measure(&args, &rows, &mut figures, &mut notes)?;
+    // The quick form runs on CI's shared machine, where one round now and then reads 2× or more
+    // (a p99 over 15 events is their worst): a row with a figure past its gate is measured once
+    // more, and only a figure past its gate both times fails. A regression is there both times.
+    if args.quick {
+        let mut past: Vec<u8> = figures.iter().filter(|f| !f.within_gate()).map(|f| f.row).collect();
+        past.sort_unstable();
+        past.dedup();
+        if !past.is_empty() {
+            for f in figures.iter().filter(|f| !f.within_gate()) {
+                notes.push(format!(
+                    "past its gate at first: {} = {:.2} {} (gate {:.2}); its row measured again",
+                    f.name,
+                    f.median,
+                    f.unit,
+                    gate_mark(f)
+                ));
+            }
+            let mut again = Vec::new();
+            measure(&args, &past, &mut again, &mut notes)?;
+            figures.retain(|f| !past.contains(&f.row));
+            figures.extend(again);
+            figures.sort_by_key(|f| f.row);
+        }
     }
 
     let date = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M %Z").to_string();
@@ -117,9 +122,39 @@ pub fn main() -> anyhow::Result<()> {
     if args.quick {
         let past: Vec<&stats::Figure> = figures.iter().filter(|f| !f.within_gate()).collect();
         for f in &past {
-            eprintln!("past its gate: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, f.gate.map_or(f64::NAN, |g| g.mark));
+            eprintln!("past its gate twice: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, gate_mark(f));
         }
-        anyhow::ensure!(past.is_empty(), "{} figures are past their gates", past.len());
+        anyhow::ensure!(past.is_empty(), "{} figures are past their gates, each measured twice", past.len());
     }
     Ok(())
+}
+
+/// Measures `rows` (rows 3 and 5 share one app and its session).
+fn measure(args: &Args, rows: &[u8], figures: &mut Vec<stats::Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
+    let want = |row: u8| rows.contains(&row);
+    if want(1) {
+        let o = latency::Options {
+            follows: if args.quick { vec![1, 1_000] } else { vec![1, 1_000, 10_000] },
+            events: args.events.unwrap_or(if args.quick { 15 } else { 1_000 }),
+            env: Vec::new(),
+        };
+        latency::run(&o, figures, notes)?;
+    }
+    if want(2) {
+        scale::run(args.quick, args.follows, &args.ways, figures, notes)?;
+    }
+    if want(3) || want(5) {
+        app::run(args.quick, want(3), want(5), &args.lang, figures, notes)?;
+    }
+    if want(4) {
+        local::run(args.quick, figures, notes)?;
+    }
+    if want(6) {
+        load::run(args.quick, figures, notes)?;
+    }
+    Ok(())
+}
+
+fn gate_mark(f: &stats::Figure) -> f64 {
+    f.gate.map_or(f64::NAN, |g| g.mark)
 }

@@ -35,14 +35,17 @@ const WEB_ENGINE: [&str; 2] = ["libwebkit2gtk", "libjavascriptcoregtk"];
 const GATE_RSS: Option<Gate> = Gate::below(120.0);
 const GATE_USS: Option<Gate> = Gate::below(110.0);
 const GATE_WINDOW_WARM: Option<Gate> = Gate::below(1200.0);
-/// A window opened again while kept after its close: 3× the debug build's 32.9 ms (2026-12-05,
-/// quick form); one that started a new windows process (400 ms) fails it.
-const GATE_WINDOW_KEPT: Option<Gate> = Gate::below(100.0);
+/// A window opened again while kept after its close: 3.4× the debug build's 35 ms (the median of
+/// its reopens, 2026-12-05, quick form), as CI's machine once read 125 ms for a single reopen;
+/// one that starts a new windows process (380 ms and more) fails it.
+const GATE_WINDOW_KEPT: Option<Gate> = Gate::below(120.0);
 /// When the closed history's memory is read.
 const CLOSED: &str = "once its processes ended (its kept while over), or 30 s after it closed";
 /// How soon after its close the history is opened again, as a person who closed it a moment
 /// too soon would.
 const REOPENED_AFTER: Duration = Duration::from_secs(2);
+/// Reopens a round, each after its own close: one alone read 33 to 59 ms here, 125 ms on CI.
+const REOPENS: usize = 3;
 const GATE_WINDOW: Option<Gate> = Gate::below(1300.0);
 
 /// `lang` is the session's `LANG` for the tray and every launch (`C.UTF-8`, else `--lang`).
@@ -167,13 +170,20 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
         // and once its process ended, the next: a new windows process.
         let window_first = open_history(&home, &display, &desktop, &user.access_token, lang, &format!("first-{round}"))?;
         close(&desktop, history)?;
-        std::thread::sleep(REOPENED_AFTER);
-        // A window still shown would make the next open a figure of nothing.
-        anyhow::ensure!(!desktop.window_titled(history), "the history still shows {REOPENED_AFTER:?} after its close");
-        anyhow::ensure!(!procfs::descendants(pid)?.is_empty(), "the closed history's process ended within {REOPENED_AFTER:?}");
-        let kept = family(pid)?;
-        let window_kept = open_history(&home, &display, &desktop, &user.access_token, lang, &format!("kept-{round}"))?;
-        close(&desktop, history)?;
+        let mut kept = None;
+        let mut window_kept = Vec::with_capacity(REOPENS);
+        for again in 0..REOPENS {
+            std::thread::sleep(REOPENED_AFTER);
+            // A window still shown would make the next open a figure of nothing.
+            anyhow::ensure!(!desktop.window_titled(history), "the history still shows {REOPENED_AFTER:?} after its close");
+            anyhow::ensure!(!procfs::descendants(pid)?.is_empty(), "the closed history's process ended within {REOPENED_AFTER:?}");
+            if kept.is_none() {
+                kept = Some(family(pid)?);
+            }
+            window_kept.push(open_history(&home, &display, &desktop, &user.access_token, lang, &format!("kept-{round}-{again}"))?);
+            close(&desktop, history)?;
+        }
+        let kept = kept.expect("REOPENS is at least 1");
         windows_ended(pid)?;
         let window_warm = open_history(&home, &display, &desktop, &user.access_token, lang, &format!("warm-{round}"))?;
         close(&desktop, history)?;
@@ -286,9 +296,9 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
             3,
             "a window opened again, kept since its close",
             "ms",
-            &col(&|i| i.window_kept),
+            &r.iter().flat_map(|i| i.window_kept.iter().copied()).collect::<Vec<f64>>(),
             Goal::at_most(250.0),
-            &format!("{again}: {launch}"),
+            &format!("{again}, {REOPENS} a round, each after its own close: {launch}"),
         )
         .gated(GATE_WINDOW_KEPT),
     );
@@ -358,7 +368,7 @@ struct Idle {
     /// A launch → the history window mapped: the first since the tray started, the same opened
     /// again while kept after its close, and the next once its process ended.
     window_first: f64,
-    window_kept: f64,
+    window_kept: Vec<f64>,
     window_warm: f64,
     /// The tray and its children while the closed window is kept.
     kept: Family,
