@@ -8,7 +8,8 @@
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use cmux_cloud_sim::RunChange;
+use cmux_cloud_sim::state::NewHandoff;
+use cmux_cloud_sim::{HandoffChange, RunChange};
 use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, bin, wait_until};
 use serde_json::Value;
 
@@ -518,6 +519,42 @@ fn a_click_on_a_runs_banner_opens_its_card_and_marks_it_read() {
 }
 
 #[test]
+fn a_banner_clicked_while_the_history_is_open_takes_that_window_to_its_card() {
+    let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
+    let handoff = cloud.sim().create_handoff(NewHandoff {
+        owner: user.user_id.clone(),
+        title: Some("Tidy the changelog".into()),
+        ..Default::default()
+    });
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+    wait_until("following", LIMIT, || labels(&desktop, &item).contains(&"Following (1)".to_string()));
+    desktop.sni(&["activate", &item]);
+    wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    let windows = home.pids_of("cmux-tray-windows");
+    let needs_you = |summary: &str| HandoffChange { status: Some("needs-you".into()), summary: Some(summary.into()), ..Default::default() };
+    cloud.sim().update_handoff(&handoff, needs_you("Which branch?"));
+    wait_until("the turn's banner", LIMIT, || desktop.notifications().len() == 1);
+    desktop.click(desktop.notifications()[0]["id"].as_u64().unwrap());
+    // The open window, taken to the hand-off's card, is looked at (docs/notices.md, "The app's
+    // own window as focus"): the next turn is told without a banner. Left on its list, it is not.
+    let notices = || -> Vec<Value> {
+        home.status()["notices"].as_array().unwrap().iter().filter(|n| n["item"] == format!("handoff:{handoff}")).cloned().collect()
+    };
+    wait_until("the turn read once its card is shown", LIMIT, || notices().iter().all(|n| n["readAt"].is_i64()));
+    cloud.sim().update_handoff(&handoff, HandoffChange { next_turn: true, ..Default::default() });
+    cloud.sim().update_handoff(&handoff, needs_you("Which remote?"));
+    // One notice per (hand-off, turn, status): docs/notices.md §1.
+    let second = |n: &Value| n["seq"] == 2 && n["status"] == "needs-you";
+    wait_until("the next turn decided", LIMIT, || notices().iter().any(|n| second(n) && n["state"] == "told"));
+    let next = notices().into_iter().find(second).unwrap();
+    assert_eq!(next["delivery"], "focused", "{next}");
+    assert_eq!(desktop.notifications().len(), 1, "no banner for what is on screen");
+    assert_eq!(home.pids_of("cmux-tray-windows"), windows, "the same windows process");
+    assert_eq!(desktop.windows_titled("cmux-tray — History"), 1, "one history window");
+}
+
+#[test]
 fn a_second_launch_with_a_link_reaches_the_first_instance_and_starts_no_second_tray() {
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let mut app = start_app(&home, &desktop, &user.access_token);
@@ -676,8 +713,6 @@ fn a_banner_shown_by_dunst_and_clicked_opens_the_terminal_it_came_from() {
 
 #[test]
 fn the_cards_window_shows_a_runs_outcome_and_receipt_and_a_handoffs_turns() {
-    use cmux_cloud_sim::HandoffChange;
-    use cmux_cloud_sim::state::NewHandoff;
     use cmux_tray_e2e::webdriver::WebDriver;
     let (desktop, cloud, user, home) = ada(DesktopSession::start_with_display());
     let run = cloud.sim().create_run(&user.user_id, "Ship the release notes\nAlso tag v1.4.");

@@ -158,11 +158,12 @@ async fn page_words(link: &TrayLink) -> Result<&'static serde_json::Value, Strin
 fn open(app: &AppHandle, link: &TrayLink, page: Page, query: Option<&str>) {
     let (app, link, query) = (app.clone(), link.clone(), query.map(String::from));
     tauri::async_runtime::spawn(async move {
-        let words = page_words(&link).await.cloned().unwrap_or_else(|e| {
+        static ENGLISH: serde_json::Value = serde_json::Value::Null;
+        let words = page_words(&link).await.unwrap_or_else(|e| {
             tracing::warn!("the pages' words: {e}; the window says its English");
-            serde_json::Value::Null
+            &ENGLISH
         });
-        page_windows::open(&app, page, query, &words);
+        page_windows::open(&app, page, query, words);
     });
 }
 

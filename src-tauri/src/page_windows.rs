@@ -2,8 +2,8 @@
 //! window is drawn hidden and shown once its page has loaded, so a person never sees it blank;
 //! one opened again while it is kept loads its page afresh in the web engine it already has.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cmux_tray_channel::Page;
@@ -38,8 +38,11 @@ struct Made {
     /// Asked for again while being built or ending: shown with this query once built, or made
     /// anew with it once gone.
     reopen: Option<Option<String>>,
-    words: Arc<serde_json::Value>,
 }
+
+/// The pages' words in the person's language, as the tray answered them once for the process
+/// (`Null`: the pages' own English).
+pub type Words = &'static serde_json::Value;
 
 /// Where a page's window is in its life. Its changes but the first are made on the main thread,
 /// in turn with the window's own events.
@@ -126,9 +129,14 @@ fn show_anyway(window: WebviewWindow, page: Page, turn: u64) {
     });
 }
 
-/// Takes the window to `file` of the app's pages.
-fn load(window: &WebviewWindow, page: Page, file: &str) -> Result<(), String> {
-    let target = window.url().map_err(|e| e.to_string())?.join(&format!("/{file}")).map_err(|e| e.to_string())?;
+/// Takes the window to `file` of the app's pages: loaded afresh when `fresh`, else only when it
+/// shows another.
+fn load(window: &WebviewWindow, page: Page, file: &str, fresh: bool) -> Result<(), String> {
+    let here = window.url().map_err(|e| e.to_string())?;
+    let target = here.join(&format!("/{file}")).map_err(|e| e.to_string())?;
+    if !fresh && target == here {
+        return Ok(());
+    }
     window.navigate(target).map_err(|e| format!("the {page} window to {file}: {e}"))
 }
 
@@ -147,7 +155,7 @@ fn size(page: Page) -> (f64, f64) {
 }
 
 /// The window's title in the person's language (the page's own `<title>`, English, else).
-fn title(page: Page, words: &serde_json::Value) -> String {
+fn title(page: Page, words: Words) -> String {
     let id = format!("page-{page}-title");
     if let Some(title) = words["words"][id.as_str()].as_str() {
         return title.to_string();
@@ -164,13 +172,12 @@ fn title(page: Page, words: &serde_json::Value) -> String {
 /// it as `window.__CMUX_WORDS__` before any script of its own runs. Off the main thread (on
 /// Windows a window built there deadlocks; called there, `again` would run at once, out of turn).
 /// Takes an ask counted by [`asked`].
-pub fn open(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json::Value) {
-    let words = Arc::new(words.clone());
+pub fn open(app: &AppHandle, page: Page, query: Option<String>, words: Words) {
     let taken = Taken(app);
-    if listed(app, page, &words) {
+    if listed(app, page) {
         // Listed: the ask is taken (a build that fails then lets the process end).
         drop(taken);
-        build(app, page, query, &words);
+        build(app, page, query, words);
     } else {
         let handle = app.clone();
         let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
@@ -178,13 +185,13 @@ pub fn open(app: &AppHandle, page: Page, query: Option<String>, words: &serde_js
 }
 
 /// Lists `page`'s window as being built, unless one is listed already; says whether it did.
-fn listed(app: &AppHandle, page: Page, words: &Arc<serde_json::Value>) -> bool {
+fn listed(app: &AppHandle, page: Page) -> bool {
     let shown = app.state::<Shown>();
     let mut made = locked(&shown.0);
     if made.iter().any(|m| m.page == page) {
         return false;
     }
-    made.push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
+    made.push(Made { page, stage: Stage::Opening, turn: 0, reopen: None });
     true
 }
 
@@ -220,7 +227,7 @@ fn file(page: Page, query: Option<&str>) -> String {
 }
 
 /// Builds the window of `page`, listed as being built; it shows once its page has loaded.
-fn build(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json::Value) {
+fn build(app: &AppHandle, page: Page, query: Option<String>, words: Words) {
     let file = file(page, query.as_deref());
     let (width, height) = size(page);
     let built = WebviewWindowBuilder::new(app, page.as_str(), WebviewUrl::App(file.clone().into()))
@@ -248,7 +255,7 @@ fn build(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json:
     // Shown, and what was asked of it while it was built taken, in one step with `ask_again`.
     let (turn, asked) = with_made(app, page, |m| (next(m, Stage::Shown), m.reopen.take())).unwrap_or((0, None));
     if let Some(query) = asked {
-        let (handle, words) = (app.clone(), Arc::new(words.clone()));
+        let handle = app.clone();
         let _ = app.run_on_main_thread(move || again(&handle, page, query, words));
     }
     let (handle, this) = (app.clone(), window.clone());
@@ -279,15 +286,15 @@ fn build(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json:
                 let shown = handle.state::<Shown>();
                 let mut made = locked(&shown.0);
                 let gone = made.iter().position(|m| m.page == page).map(|i| made.remove(i));
-                if let Some(Made { reopen: Some(_), words, .. }) = &gone {
-                    made.push(Made { page, stage: Stage::Opening, turn: 0, reopen: None, words: words.clone() });
+                if let Some(Made { reopen: Some(_), .. }) = &gone {
+                    made.push(Made { page, stage: Stage::Opening, turn: 0, reopen: None });
                 }
                 gone
             };
             match gone {
-                Some(Made { reopen: Some(query), words, .. }) => {
+                Some(Made { reopen: Some(query), .. }) => {
                     let handle = handle.clone();
-                    tauri::async_runtime::spawn(async move { build(&handle, page, query, &words) });
+                    tauri::async_runtime::spawn(async move { build(&handle, page, query, words) });
                 }
                 _ => (handle.state::<Hooks>().destroyed)(&handle, page),
             }
@@ -298,7 +305,7 @@ fn build(app: &AppHandle, page: Page, query: Option<String>, words: &serde_json:
 }
 
 /// The page asked for again while its window exists (on the main thread, in turn with its close).
-fn again(app: &AppHandle, page: Page, query: Option<String>, words: Arc<serde_json::Value>) {
+fn again(app: &AppHandle, page: Page, query: Option<String>, words: Words) {
     let file = file(page, query.as_deref());
     let window = app.get_webview_window(page.as_str());
     match (stage(app, page), window) {
@@ -306,17 +313,14 @@ fn again(app: &AppHandle, page: Page, query: Option<String>, words: Arc<serde_js
         // data, what it tells the tray it shows), and shown once loaded.
         (Some((Stage::Kept, _)), Some(w)) => {
             let turn = enter(app, page, Stage::Shown);
-            if let Err(e) = load(&w, page, &file) {
+            if let Err(e) = load(&w, page, &file, true) {
                 tracing::warn!("loading the kept window: {e}");
             }
             show_anyway(w, page, turn);
         }
         (Some((Stage::Shown, _)), Some(w)) => {
-            let target = w.url().ok().and_then(|url| url.join(&format!("/{file}")).ok());
             if query.is_some()
-                && target.is_some()
-                && target != w.url().ok()
-                && let Err(e) = load(&w, page, &file)
+                && let Err(e) = load(&w, page, &file, false)
             {
                 tracing::warn!("taking the window there: {e}");
             }
@@ -333,9 +337,9 @@ fn again(app: &AppHandle, page: Page, query: Option<String>, words: Arc<serde_js
         }
         // Gone since it was asked for: made anew (unless another ask listed it meanwhile).
         (None, _) => {
-            if listed(app, page, &words) {
+            if listed(app, page) {
                 let handle = app.clone();
-                tauri::async_runtime::spawn(async move { build(&handle, page, query, &words) });
+                tauri::async_runtime::spawn(async move { build(&handle, page, query, words) });
             } else {
                 again(app, page, query, words);
             }
