@@ -533,23 +533,31 @@ fn a_banner_clicked_while_the_history_is_open_takes_that_window_to_its_card() {
     wait_until("the history window", LIMIT, || desktop.window_titled("cmux-tray — History"));
     let windows = home.pids_of("cmux-tray-windows");
     let needs_you = |summary: &str| HandoffChange { status: Some("needs-you".into()), summary: Some(summary.into()), ..Default::default() };
-    cloud.sim().update_handoff(&handoff, needs_you("Which branch?"));
-    wait_until("the turn's banner", LIMIT, || desktop.notifications().len() == 1);
-    desktop.click(desktop.notifications()[0]["id"].as_u64().unwrap());
-    // The open window, taken to the hand-off's card, is looked at (docs/notices.md, "The app's
-    // own window as focus"): the next turn is told without a banner. Left on its list, it is not.
     let notices = || -> Vec<Value> {
         home.status()["notices"].as_array().unwrap().iter().filter(|n| n["item"] == format!("handoff:{handoff}")).cloned().collect()
     };
-    wait_until("the turn read once its card is shown", LIMIT, || notices().iter().all(|n| n["readAt"].is_i64()));
+    // One notice per (hand-off, turn, status): docs/notices.md §1.
+    let turn = |seq: u64| move |n: &Value| n["seq"] == seq && n["status"] == "needs-you";
+    let told = |seq: u64| notices().into_iter().find(|n| turn(seq)(n) && n["state"] == "told");
+    cloud.sim().update_handoff(&handoff, needs_you("Which branch?"));
+    wait_until("the first turn told", LIMIT, || told(1).is_some());
+    // Past the half second that would chain the next turn to this one (docs/notices.md §3).
+    std::thread::sleep(Duration::from_millis(600));
     cloud.sim().update_handoff(&handoff, HandoffChange { next_turn: true, ..Default::default() });
     cloud.sim().update_handoff(&handoff, needs_you("Which remote?"));
-    // One notice per (hand-off, turn, status): docs/notices.md §1.
-    let second = |n: &Value| n["seq"] == 2 && n["status"] == "needs-you";
-    wait_until("the next turn decided", LIMIT, || notices().iter().any(|n| second(n) && n["state"] == "told"));
-    let next = notices().into_iter().find(second).unwrap();
-    assert_eq!(next["delivery"], "focused", "{next}");
-    assert_eq!(desktop.notifications().len(), 1, "no banner for what is on screen");
+    wait_until("the second turn told with a banner", LIMIT, || told(2).is_some_and(|n| n["bannerId"].is_u64()));
+    let banners = desktop.notifications().len();
+    desktop.click(told(2).unwrap()["bannerId"].as_u64().unwrap());
+    // The click marks its own notice read; only the card on screen, looked at, marks the first
+    // turn's too (docs/notices.md, "The app's own window as focus").
+    wait_until("the first turn read once the open window shows the card", LIMIT, || told(1).is_some_and(|n| n["readAt"].is_i64()));
+    // … and what comes while it is shown is told without a banner.
+    cloud.sim().update_handoff(&handoff, HandoffChange { next_turn: true, ..Default::default() });
+    cloud.sim().update_handoff(&handoff, needs_you("Which tag?"));
+    wait_until("the third turn decided", LIMIT, || told(3).is_some());
+    let third = told(3).unwrap();
+    assert_eq!(third["delivery"], "focused", "{third}");
+    assert_eq!(desktop.notifications().len(), banners, "no banner for what is on screen");
     assert_eq!(home.pids_of("cmux-tray-windows"), windows, "the same windows process");
     assert_eq!(desktop.windows_titled("cmux-tray — History"), 1, "one history window");
 }
