@@ -72,26 +72,28 @@ pub fn main() -> anyhow::Result<()> {
     measure(&args, &rows, &mut figures, &mut notes)?;
     // The quick form runs on CI's shared machine, where one round now and then reads 2× or more
     // (a p99 over 15 events is their worst): a row with a figure past its gate is measured once
-    // more, and only a figure past its gate both times fails. A regression is there both times.
+    // more, and that second reading decides. A regression is there both times.
+    let mut lost = Vec::new();
     if args.quick {
         let mut past: Vec<u8> = figures.iter().filter(|f| !f.within_gate()).map(|f| f.row).collect();
         past.sort_unstable();
         past.dedup();
         if !past.is_empty() {
+            let first: Vec<String> = figures.iter().filter(|f| !f.within_gate()).map(|f| f.name.clone()).collect();
             for f in figures.iter().filter(|f| !f.within_gate()) {
-                notes.push(format!(
-                    "past its gate at first: {} = {:.2} {} (gate {:.2}); its row measured again",
-                    f.name,
-                    f.median,
-                    f.unit,
-                    gate_mark(f)
-                ));
+                // Said now too: should the second reading fail, the first stays in the log.
+                let line = format!("past its gate at first: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, gate_mark(f));
+                eprintln!("{line}");
+                notes.push(line);
             }
+            notes.push(format!(
+                "rows {past:?} measured again: their figures in the table, and the notes after this one, are the second reading"
+            ));
             let mut again = Vec::new();
             measure(&args, &past, &mut again, &mut notes)?;
-            figures.retain(|f| !past.contains(&f.row));
-            figures.extend(again);
-            figures.sort_by_key(|f| f.row);
+            figures = in_place(figures, again, &past);
+            // A gated figure the second reading did not give (a step it could not take) fails.
+            lost = first.into_iter().filter(|name| !figures.iter().any(|f| &f.name == name)).collect();
         }
     }
 
@@ -122,9 +124,13 @@ pub fn main() -> anyhow::Result<()> {
     if args.quick {
         let past: Vec<&stats::Figure> = figures.iter().filter(|f| !f.within_gate()).collect();
         for f in &past {
-            eprintln!("past its gate twice: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, gate_mark(f));
+            eprintln!("past its gate in its second reading: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, gate_mark(f));
         }
-        anyhow::ensure!(past.is_empty(), "{} figures are past their gates, each measured twice", past.len());
+        for name in &lost {
+            eprintln!("past its gate at first, and not in the second reading: {name}");
+        }
+        let failed = past.len() + lost.len();
+        anyhow::ensure!(failed == 0, "{failed} figures are past their gates (their rows measured twice)");
     }
     Ok(())
 }
@@ -157,4 +163,35 @@ fn measure(args: &Args, rows: &[u8], figures: &mut Vec<stats::Figure>, notes: &m
 
 fn gate_mark(f: &stats::Figure) -> f64 {
     f.gate.map_or(f64::NAN, |g| g.mark)
+}
+
+/// `first`'s figures with those of `rows` replaced by `again`'s, each row where it was.
+fn in_place(first: Vec<stats::Figure>, again: Vec<stats::Figure>, rows: &[u8]) -> Vec<stats::Figure> {
+    let mut out = Vec::with_capacity(first.len());
+    let mut placed = Vec::new();
+    for f in first {
+        if !rows.contains(&f.row) {
+            out.push(f);
+        } else if !placed.contains(&f.row) {
+            placed.push(f.row);
+            out.extend(again.iter().filter(|g| g.row == f.row).cloned());
+        }
+    }
+    out.extend(again.into_iter().filter(|g| !placed.contains(&g.row)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stats::Figure;
+
+    #[test]
+    fn a_row_measured_again_takes_its_place_among_the_others() {
+        let f = |row: u8, name: &str| Figure::of(row, name, "ms", &[1.0], None, "");
+        let first = vec![f(1, "a"), f(5, "b"), f(3, "c"), f(3, "d"), f(4, "e")];
+        let again = vec![f(3, "c again"), f(3, "d again")];
+        let names: Vec<String> = in_place(first, again, &[3]).into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["a", "b", "c again", "d again", "e"]);
+    }
 }
