@@ -75,14 +75,15 @@ pub fn main() -> anyhow::Result<()> {
     // more, and that second reading decides. A regression is there both times.
     let mut lost = Vec::new();
     if args.quick {
-        let mut past: Vec<u8> = figures.iter().filter(|f| !f.within_gate()).map(|f| f.row).collect();
-        past.sort_unstable();
-        past.dedup();
-        if !past.is_empty() {
-            let first: Vec<String> = figures.iter().filter(|f| !f.within_gate()).map(|f| f.name.clone()).collect();
-            for f in figures.iter().filter(|f| !f.within_gate()) {
+        let missed: Vec<&stats::Figure> = figures.iter().filter(|f| !f.within_gate()).collect();
+        if !missed.is_empty() {
+            let mut past: Vec<u8> = missed.iter().map(|f| f.row).collect();
+            past.sort_unstable();
+            past.dedup();
+            let first: Vec<String> = missed.iter().map(|f| f.name.clone()).collect();
+            for f in missed {
                 // Said now too: should the second reading fail, the first stays in the log.
-                let line = format!("past its gate at first: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, gate_mark(f));
+                let line = format!("past its gate at first: {}", against_gate(f));
                 eprintln!("{line}");
                 notes.push(line);
             }
@@ -124,7 +125,7 @@ pub fn main() -> anyhow::Result<()> {
     if args.quick {
         let past: Vec<&stats::Figure> = figures.iter().filter(|f| !f.within_gate()).collect();
         for f in &past {
-            eprintln!("past its gate in its second reading: {} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, gate_mark(f));
+            eprintln!("past its gate in its second reading: {}", against_gate(f));
         }
         for name in &lost {
             eprintln!("past its gate at first, and not in the second reading: {name}");
@@ -161,8 +162,9 @@ fn measure(args: &Args, rows: &[u8], figures: &mut Vec<stats::Figure>, notes: &m
     Ok(())
 }
 
-fn gate_mark(f: &stats::Figure) -> f64 {
-    f.gate.map_or(f64::NAN, |g| g.mark)
+/// "name = value unit (gate mark)", as a miss is told.
+fn against_gate(f: &stats::Figure) -> String {
+    format!("{} = {:.2} {} (gate {:.2})", f.name, f.median, f.unit, f.gate.map_or(f64::NAN, |g| g.mark))
 }
 
 /// `first`'s figures with those of `rows` replaced by `again`'s, each row where it was.
