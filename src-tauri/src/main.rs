@@ -28,13 +28,13 @@ use tauri::{AppHandle, Emitter, Manager, RunEvent};
 
 use crate::tray_link::{Incoming, TrayLink};
 
-/// Set for this process and its web processes alone (unless the person set it), never for the
-/// programs started for the person (docs/architecture.md "Private files, no secret in a child").
-/// `GDK_GL`: on X11, GTK 3 probes OpenGL as it opens the display, which maps Mesa and its LLVM
-/// for nothing (about 50 MiB). `WEBKIT_DISABLE_DMABUF_RENDERER`: WebKit's GPU compositor made
-/// each new window wait for an EGL display before its web process started (about 25 ms of a
-/// window here); the pages, a list and forms, are drawn in software as well (docs/benchmarks.md,
-/// row 3).
+/// Set for this process and its web processes alone, unless the person set them (their value
+/// wins); a tray this process starts gets the environment as it was (docs/architecture.md
+/// "Private files, no secret in a child"). `GDK_GL`: on X11, GTK 3 probes OpenGL (GLX) as it
+/// opens the display, and the windows never draw with GDK's GL. `WEBKIT_DISABLE_DMABUF_RENDERER`:
+/// WebKit's GPU compositor had each new window wait for an EGL display here before the web
+/// process started; the pages, a list and forms, are drawn in software instead
+/// (docs/benchmarks.md, "A new window's own costs").
 #[cfg(target_os = "linux")]
 const OWN_ENVIRONMENT: &[(&str, &str)] = &[("GDK_GL", "disable"), ("WEBKIT_DISABLE_DMABUF_RENDERER", "1")];
 #[cfg(not(target_os = "linux"))]

@@ -278,14 +278,16 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
     let menu = "the tray host's calls when its icon is clicked: dbusmenu AboutToShow(0), then GetLayout(0, -1)";
     figures.push(Figure::of(3, "menu opened, warm", "ms", &col(&|i| i.menu_warm), None, menu));
     let launch = "a launch (as a launcher's click) → the history window mapped, shown once its page loaded (xdotool polled every 5 ms)";
-    figures.push(Figure::of(3, "first window since the tray started", "ms", &col(&|i| i.window_first), None, launch));
+    // The window's goals are issue 46's (docs/benchmarks.md, "Not met in this run"): 400 ms for the
+    // first window since start, 250 ms for a warm one.
+    figures.push(Figure::of(3, "first window since the tray started", "ms", &col(&|i| i.window_first), Goal::at_most(400.0), launch));
     figures.push(
         Figure::of(
             3,
             "a window opened, warm",
             "ms",
             &col(&|i| i.window_warm),
-            Goal::at_most(400.0),
+            Goal::at_most(250.0),
             &format!("the next one, once the closed one's process ended (a new windows process): {launch}"),
         )
         .gated(GATE_WINDOW_WARM),
