@@ -16,6 +16,7 @@ use serde_json::Value;
 pub mod faults;
 pub mod gnome;
 pub mod kwin;
+pub mod maps;
 pub mod network;
 pub mod plasma;
 pub mod sshd;
@@ -412,10 +413,7 @@ impl DesktopSession {
         let display = self.display.as_deref().ok_or("no display")?;
         let id = *self.window_ids_titled(title).first().ok_or_else(|| format!("no window {title:?}"))?;
         let (conn, _) = x11rb::connect(Some(display)).map_err(|e| format!("{display}: {e}"))?;
-        let atom = |name: &str| -> Result<u32, String> {
-            Ok(conn.intern_atom(false, name.as_bytes()).map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?.atom)
-        };
-        let (protocols, delete) = (atom("WM_PROTOCOLS")?, atom("WM_DELETE_WINDOW")?);
+        let (protocols, delete) = (maps::atom(&conn, "WM_PROTOCOLS")?, maps::atom(&conn, "WM_DELETE_WINDOW")?);
         let event = ClientMessageEvent::new(32, id, protocols, [delete, x11rb::CURRENT_TIME, 0, 0, 0]);
         conn.send_event(false, id, EventMask::NO_EVENT, event).map_err(|e| e.to_string())?;
         // A round trip before the connection closes, so that the server has handled the event:

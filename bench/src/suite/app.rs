@@ -3,19 +3,21 @@
 //! (page cache dropped, when this user may) and warm. Idle: 60 s after start with 100 follows,
 //! RSS, PSS and private memory of the tray process, wake-ups per second (context switches, from
 //! /proc) beside the long-polls' own answers; a window opened warm (a launch → the history
-//! mapped, which it is once its page has loaded); then the tray and every child with the history
-//! open, and after it closed (the windows process and its web processes gone).
+//! mapped, which it is once its page has loaded), timed both by polling `xdotool` and by the X
+//! server's map event; then the tray and every child with the history open, and after it closed
+//! (the windows process and its web processes gone).
 
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use cmux_tray_e2e::maps::MapWatch;
 use cmux_tray_e2e::{DesktopSession, Home};
 
 use crate::suite::stats::{self, Figure, Gate, Goal};
 use crate::suite::{helper, procfs};
 
 /// The history window's title in the session's language (`page-history-title` in
-/// crates/engine/lang/<code>.ftl), as `xdotool --name` matches it.
+/// crates/engine/lang/<code>.ftl): `xdotool --name` looks for it, and the map watch for it exactly.
 fn history_title(lang: &str) -> &'static str {
     if lang.starts_with("de") { "cmux-tray — Verlauf" } else { "cmux-tray — History" }
 }
@@ -23,18 +25,24 @@ fn history_title(lang: &str) -> &'static str {
 // The quick form's gates, about 3× the debug app's own quick figures (AMD EPYC, 2 cores, as a
 // normal user from root-owned binaries): idle RSS 40.5 MiB and private 37.3 MiB (2026-12-04
 // 22:40, the log's queue no longer 4 MiB; 43.9 and 40.7 before), most of it the debug binary's
-// own pages; a window opened warm 398 ms (the quick run of 22:40 read 35.5 ms, a windows
-// process that outlived its close and showed the next window: not a figure to gate on); the
-// first window after an hour-like idle 337 ms (its gate stays at 3× the 435 ms of the app with
-// WebKit in it). Warm start-up is gated at 2× the debug app's 61 ms: at 3× it passed a
-// start-up 5× the release figure (28 ms), and a 100 ms sleep put in start-up must fail it.
+// own pages. Warm start-up is gated at 2× the debug app's 61 ms: at 3× it passed a start-up 5×
+// the release figure (28 ms), and a 100 ms sleep put in start-up must fail it.
 const GATE_STARTUP: Option<Gate> = Gate::below(120.0);
 /// The libraries of a web engine (WebKitGTK and its JavaScript engine): the tray maps none of
 /// them (README: "no web engine"; the windows are a process of their own).
 const WEB_ENGINE: [&str; 2] = ["libwebkit2gtk", "libjavascriptcoregtk"];
 const GATE_RSS: Option<Gate> = Gate::below(120.0);
 const GATE_USS: Option<Gate> = Gate::below(110.0);
-const GATE_WINDOW_WARM: Option<Gate> = Gate::below(1200.0);
+/// A new window (warm, by either wait, and after an hour-like idle): 3× the median polled one
+/// (319 ms) of three quick runs of the debug build, 2026-12-05 20:43–21:11 UTC (polled 220, 319
+/// and 359 ms; by the map event 199, 310 and 270; after the idle 217, 270 and 291). CI's machine
+/// once read 656 ms. The figures from before issue 46 pass it (`3e40db5`, one quick run: warm
+/// 346 ms, after the idle 343): a gate at 3× cannot tell a return to them.
+const GATE_NEW_WINDOW: Option<Gate> = Gate::below(950.0);
+/// The first window since the tray started, now and then a few hundred ms slower (why is not
+/// known): 3× the slowest of the same quick runs (242, 486 and 265 ms), and past the release
+/// build's slowest rounds (983 ms). `3e40db5`'s 534 ms passes it.
+const GATE_WINDOW_FIRST: Option<Gate> = Gate::below(1500.0);
 /// A window opened again while kept after its close: 3.4× the debug build's 35 ms (the median of
 /// its reopens, 2026-12-05, quick form), as CI's machine once read 125 ms for a single reopen;
 /// one that starts a new windows process (380 ms and more) fails it.
@@ -49,7 +57,6 @@ const CLOSED: &str = "once its processes ended (its kept while over), or 30 s af
 const REOPENED_AFTER: Duration = Duration::from_secs(2);
 /// Reopens a round, each after its own close: one alone read 33 to 59 ms here, 125 ms on CI.
 const REOPENS: usize = 3;
-const GATE_WINDOW: Option<Gate> = Gate::below(1300.0);
 
 /// `lang` is the session's `LANG` for the tray and every launch (`C.UTF-8`, else `--lang`).
 pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec<Figure>, notes: &mut Vec<String>) -> anyhow::Result<()> {
@@ -188,9 +195,21 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
         }
         let kept = kept.expect("REOPENS is at least 1");
         windows_ended(pid)?;
-        let window_warm = open_history(&home, &display, &desktop, &user.access_token, lang, &format!("warm-{round}"))?;
-        close(&desktop, history)?;
-        windows_ended(pid)?;
+        // A new windows process four times: polled, by the map event, by the map event, polled;
+        // each wait once right after the kept window's process ended and once after its twin's.
+        let (mut window_warm, mut window_warm_event, mut poll_lag) = (Vec::new(), Vec::new(), Vec::new());
+        for (n, wait) in [Wait::Polled, Wait::MapEvent, Wait::MapEvent, Wait::Polled].into_iter().enumerate() {
+            let timed = open_new_window(&home, &display, &desktop, &user.access_token, lang, &format!("warm-{round}-{n}"), wait)?;
+            match wait {
+                Wait::Polled => {
+                    window_warm.push(timed.shown);
+                    poll_lag.push(timed.shown - timed.mapped);
+                }
+                Wait::MapEvent => window_warm_event.push(timed.mapped),
+            }
+            close(&desktop, history)?;
+            windows_ended(pid)?;
+        }
 
         // An hour-like idle: the kernel has taken back the pages of an app nobody touched while
         // others ran (what it may: clean file pages, and anonymous ones where there is swap).
@@ -232,8 +251,10 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
             menu_warm,
             window_first,
             window_kept,
-            kept,
             window_warm,
+            window_warm_event,
+            poll_lag,
+            kept,
             after,
             open,
             closed,
@@ -280,25 +301,52 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
     let launch = "a launch (as a launcher's click) → the history window mapped, shown once its page loaded (xdotool polled every 5 ms)";
     // The window's goals are issue 46's (docs/benchmarks.md, "Not met in this run"): 400 ms for the
     // first window since start, 250 ms for a warm one.
-    figures.push(Figure::of(3, "first window since the tray started", "ms", &col(&|i| i.window_first), Goal::at_most(400.0), launch));
+    figures.push(
+        Figure::of(3, "first window since the tray started", "ms", &col(&|i| i.window_first), Goal::at_most(400.0), launch)
+            .gated(GATE_WINDOW_FIRST),
+    );
+    // Two a round of each; `all` reads every round's.
+    let all = |f: &dyn Fn(&Idle) -> &Vec<f64>| r.iter().flat_map(|i| f(i).iter().copied()).collect::<Vec<f64>>();
+    let turns = "four new windows a round, in the order polled, map event, map event, polled";
     figures.push(
         Figure::of(
             3,
             "a window opened, warm",
             "ms",
-            &col(&|i| i.window_warm),
+            &all(&|i| &i.window_warm),
             Goal::at_most(250.0),
-            &format!("the next one, once the closed one's process ended (a new windows process): {launch}"),
+            &format!("a new windows process, once the closed one's ended; {turns}: {launch}"),
         )
-        .gated(GATE_WINDOW_WARM),
+        .gated(GATE_NEW_WINDOW),
     );
+    // The same path timed without the poll, which starts a program every 5 ms beside the window
+    // it waits for. No goal: the goal is judged by the method it was set with, above.
+    figures.push(
+        Figure::of(
+            3,
+            "a window opened, warm, timed by its map event",
+            "ms",
+            &all(&|i| &i.window_warm_event),
+            None,
+            &format!("as the warm one above, {turns}: to the X server's MapNotify for the window, no program started"),
+        )
+        .gated(GATE_NEW_WINDOW),
+    );
+    figures.push(Figure::of(
+        3,
+        "the poll's lag behind the map event",
+        "ms",
+        &all(&|i| &i.poll_lag),
+        None,
+        "the warm polled windows: the poll's time less the map event's, read on a thread beside it, of the same launch",
+    ));
     let again = format!("{} s after its close, while it is kept hidden", REOPENED_AFTER.as_secs());
     figures.push(
         Figure::of(
             3,
             "a window opened again, kept since its close",
             "ms",
-            &r.iter().flat_map(|i| i.window_kept.iter().copied()).collect::<Vec<f64>>(),
+            &all(&|i| &i.window_kept),
             Goal::at_most(250.0),
             &format!("{again}, {REOPENS} a round, each after its own close: {launch}"),
         )
@@ -334,7 +382,7 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
                 None,
                 &format!("{idle} again; a second launch → the history window mapped (xdotool polled every 5 ms)"),
             )
-            .gated(GATE_WINDOW),
+            .gated(GATE_NEW_WINDOW),
         );
     } else {
         notes.push("row 3: the hour-like idle not measured: paging out needs root or scripts/bench's helper".into());
@@ -384,7 +432,11 @@ struct Idle {
     /// again while kept after its close, and the next once its process ended.
     window_first: f64,
     window_kept: Vec<f64>,
-    window_warm: f64,
+    window_warm: Vec<f64>,
+    /// New windows like `window_warm`'s, each timed by the X server's map event instead.
+    window_warm_event: Vec<f64>,
+    /// How long after its map event the poll found each of `window_warm`'s windows.
+    poll_lag: Vec<f64>,
     /// The tray and its children while the closed window is kept.
     kept: Family,
     after: Option<AfterIdle>,
@@ -428,16 +480,73 @@ fn family(pid: u32) -> anyhow::Result<Family> {
 }
 
 /// Opens the history as a launcher's click does (a second launch, handed to the tray) and
-/// returns the milliseconds until its window is mapped.
+/// returns the milliseconds until `xdotool`, polled every 5 ms, finds its window mapped.
 fn open_history(home: &Home, display: &str, desktop: &DesktopSession, token: &str, lang: &str, name: &str) -> anyhow::Result<f64> {
-    let mut launch = home.app_command(display, &home.dir.path().join(format!("{name}.log")));
-    let opened = Instant::now();
-    launch.env("CMUX_TRAY_TOKEN", token).env("LANG", lang).status()?;
+    let opened = launch_history(home, display, token, lang, name)?;
+    polled_until_shown(desktop, lang, opened)
+}
+
+/// The milliseconds from `opened` until `xdotool`, polled every 5 ms, finds the history mapped.
+fn polled_until_shown(desktop: &DesktopSession, lang: &str, opened: Instant) -> anyhow::Result<f64> {
     while !desktop.window_titled(history_title(lang)) {
         anyhow::ensure!(opened.elapsed() < Duration::from_secs(30), "the history window did not open");
         std::thread::sleep(Duration::from_millis(5));
     }
-    Ok(opened.elapsed().as_secs_f64() * 1000.0)
+    Ok(ms_since(opened, Instant::now()))
+}
+
+/// How a new window's launch is timed: as before, by `xdotool` polled every 5 ms, with the map
+/// event read beside it; or by the X server's map event alone, no program started meanwhile.
+#[derive(Clone, Copy)]
+enum Wait {
+    Polled,
+    MapEvent,
+}
+
+/// A launch's times, in ms from the launch: when its wait found the window shown, and when the
+/// X server told its map (`MapNotify`); the same with [`Wait::MapEvent`].
+struct Timed {
+    shown: f64,
+    mapped: f64,
+}
+
+/// Opens the history as [`open_history`] does, timed by `wait`.
+fn open_new_window(
+    home: &Home,
+    display: &str,
+    desktop: &DesktopSession,
+    token: &str,
+    lang: &str,
+    name: &str,
+    wait: Wait,
+) -> anyhow::Result<Timed> {
+    let watch = MapWatch::new(display, history_title(lang)).map_err(|e| anyhow::anyhow!("watching the display's maps: {e}"))?;
+    let opened = launch_history(home, display, token, lang, name)?;
+    let mapped =
+        || watch.wait(Duration::from_secs(30)).map(|at| ms_since(opened, at)).map_err(|e| anyhow::anyhow!("the history window: {e}"));
+    match wait {
+        Wait::MapEvent => mapped().map(|ms| Timed { shown: ms, mapped: ms }),
+        // The map event read on a thread of its own while this one polls, so that each is read
+        // when it comes.
+        Wait::Polled => std::thread::scope(|s| {
+            let event = s.spawn(mapped);
+            let shown = polled_until_shown(desktop, lang, opened)?;
+            let mapped = event.join().map_err(|_| anyhow::anyhow!("the map watch panicked"))??;
+            Ok(Timed { shown, mapped })
+        }),
+    }
+}
+
+fn ms_since(start: Instant, end: Instant) -> f64 {
+    end.duration_since(start).as_secs_f64() * 1000.0
+}
+
+/// A second launch asking for the history, as a launcher's click; when it started.
+fn launch_history(home: &Home, display: &str, token: &str, lang: &str, name: &str) -> anyhow::Result<Instant> {
+    let mut launch = home.app_command(display, &home.dir.path().join(format!("{name}.log")));
+    let opened = Instant::now();
+    launch.env("CMUX_TRAY_TOKEN", token).env("LANG", lang).status()?;
+    Ok(opened)
 }
 
 /// Closes the window titled `title` as a window manager does (WM_DELETE_WINDOW).
