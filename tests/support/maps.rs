@@ -81,3 +81,51 @@ impl MapWatch {
 pub fn atom(conn: &impl Connection, name: &str) -> Result<u32, String> {
     Ok(conn.intern_atom(false, name.as_bytes()).map_err(|e| e.to_string())?.reply().map_err(|e| e.to_string())?.atom)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use x11rb::protocol::xproto::{CreateWindowAux, PropMode, WindowClass};
+    use x11rb::wrapper::ConnectionExt as _;
+
+    const TITLE: &str = "cmux-tray — History";
+
+    /// Another window mapped while the watch waits, then the one titled so: the watch tells the
+    /// second's map; one already shown is refused; none mapped is an error once its time is up.
+    #[test]
+    fn the_watch_tells_the_titled_windows_map_and_no_other() {
+        let desktop = crate::DesktopSession::start_bare_with_display();
+        let display = desktop.display.clone().expect("a display");
+        let (conn, screen) = x11rb::connect(Some(&display)).expect("the display");
+        let root = conn.setup().roots[screen].root;
+        let (net_wm_name, utf8) = (atom(&conn, "_NET_WM_NAME").unwrap(), atom(&conn, "UTF8_STRING").unwrap());
+        let window = |title: &str| -> Window {
+            let id = conn.generate_id().unwrap();
+            conn.create_window(0, id, root, 0, 0, 10, 10, 0, WindowClass::INPUT_OUTPUT, 0, &CreateWindowAux::new()).unwrap();
+            conn.change_property(PropMode::REPLACE, id, net_wm_name, utf8, 8, title.len() as u32, title.as_bytes()).unwrap();
+            conn.sync().unwrap();
+            id
+        };
+        let (other, watched) = (window("cmux-tray — Settings"), window(TITLE));
+        let watch = MapWatch::new(&display, TITLE).unwrap();
+        let (seen, before) = std::thread::scope(|s| {
+            let waiting = s.spawn(|| watch.wait(Duration::from_secs(10)));
+            conn.map_window(other).unwrap();
+            conn.sync().unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            let before = Instant::now();
+            conn.map_window(watched).unwrap();
+            conn.sync().unwrap();
+            (waiting.join().unwrap().unwrap(), before)
+        });
+        assert!(seen >= before, "the watch told a map {:?} before the titled window's", before - seen);
+
+        let refused = MapWatch::new(&display, TITLE).err().expect("a watch for a window shown already is refused");
+        assert!(refused.contains("shown already"), "{refused}");
+
+        let none = MapWatch::new(&display, "cmux-tray — Sign in").unwrap();
+        let waited = Instant::now();
+        let said = none.wait(Duration::from_millis(500)).err().expect("no map, an error");
+        assert!(waited.elapsed() >= Duration::from_millis(500) && said.contains("within"), "{said} after {:?}", waited.elapsed());
+    }
+}
