@@ -946,6 +946,30 @@ fn the_windows_process_killed_leaves_the_tray_following_and_posting_and_a_window
 }
 
 #[test]
+fn a_windows_process_gone_before_it_attached_holds_back_no_window_asked_for_meanwhile() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+
+    // The settings asked for; its process stopped before it can attach (it is still linking).
+    click(&desktop, &item, "Settings…");
+    let mut first = Vec::new();
+    wait_until("the windows process started", LIMIT, || {
+        first = home.pids_of("cmux-tray-windows");
+        !first.is_empty()
+    });
+    let first = first[0].to_string();
+    assert!(std::process::Command::new("kill").args(["-STOP", &first]).status().unwrap().success());
+    // The history asked for (a left click) while it starts, then the process ends unattached.
+    desktop.sni(&["activate", &item]);
+    assert!(std::process::Command::new("kill").args(["-KILL", &first]).status().unwrap().success());
+
+    wait_until("the history window, from a second windows process", LIMIT, || desktop.window_titled("cmux-tray — History"));
+    assert!(!desktop.window_titled("cmux-tray — Settings"), "the stopped process showed nothing");
+    assert_ne!(windows_pid(&home).to_string(), first);
+}
+
+#[test]
 fn the_tray_in_a_visible_tray_bar_opens_its_menu_on_a_real_click() {
     let mut desktop = DesktopSession::start_with_display();
     desktop.start_tray_bar();

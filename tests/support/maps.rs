@@ -125,7 +125,7 @@ mod tests {
 
         let none = MapWatch::new(&display, "cmux-tray — Sign in").unwrap();
         let waited = Instant::now();
-        let said = none.wait(Duration::from_millis(500)).err().expect("no map, an error");
+        let said = none.wait(Duration::from_millis(500)).expect_err("no map, an error");
         assert!(waited.elapsed() >= Duration::from_millis(500) && said.contains("within"), "{said} after {:?}", waited.elapsed());
     }
 }

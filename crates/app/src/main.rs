@@ -43,7 +43,7 @@ pub struct App {
     pub paths: Paths,
     /// This launch's secret: only a windows process that holds it may attach and call.
     pub key: ChannelKey,
-    pub windows: windows_process::Windows,
+    pub windows: Arc<windows_process::Windows>,
     /// Where work started from the tray's own thread runs (tao's loop is not in the runtime).
     pub runtime: tokio::runtime::Handle,
     quit: CancellationToken,
@@ -96,7 +96,7 @@ async fn start(
     let engine = host.engine.clone();
     let app = Arc::new(App {
         engine: engine.clone(),
-        windows: windows_process::Windows::new(paths.channel(), key.clone()),
+        windows: Arc::new(windows_process::Windows::new(paths.channel(), key.clone())),
         key,
         paths: paths.clone(),
         runtime: tokio::runtime::Handle::current(),

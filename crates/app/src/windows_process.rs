@@ -1,12 +1,12 @@
 //! The windows process (`cmux-tray-windows`): started when a window is asked for, told what to
 //! show while it runs, ended by itself once its last window is gone (a closed one is kept a
 //! while). A second window while one is open goes to the same process; a process that crashed
-//! or was killed is started again by the next window asked for (docs/architecture.md "Two
-//! processes").
+//! or was killed is started again by the next window asked for, at once when it ended before it
+//! attached (docs/architecture.md "Two processes").
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cmux_tray_channel::{self as channel, ChannelKey, FromTray, Page, Program};
@@ -43,8 +43,9 @@ struct State {
     own: Vec<u32>,
     /// The windows process in use: its connection's id and what is sent to it.
     attached: Option<(u64, UnboundedSender<FromTray>)>,
-    /// A windows process started and not attached yet, and the page asked for meanwhile.
-    starting: Option<Instant>,
+    /// A windows process started and not attached yet (when, its pid), and the page asked for
+    /// meanwhile.
+    starting: Option<(Instant, Option<u32>)>,
     waiting: Option<(Page, Option<String>)>,
 }
 
@@ -71,7 +72,7 @@ impl Windows {
 
     /// Shows `page` (with `query`, e.g. `run=<id>` for a Run's card), starting the windows
     /// process if none runs.
-    pub fn open(&self, app: &App, page: Page, query: Option<String>) {
+    pub fn open(self: &Arc<Self>, app: &App, page: Page, query: Option<String>) {
         let mut state = self.state.locked();
         if let Some((_, send)) = &state.attached
             && send.send(FromTray::Open { page, query: query.clone() }).is_ok()
@@ -79,10 +80,14 @@ impl Windows {
             return;
         }
         state.attached = None;
-        if state.starting.is_some_and(|at| at.elapsed() < ATTACH_WITHIN) {
+        if state.starting.is_some_and(|(at, _)| at.elapsed() < ATTACH_WITHIN) {
             state.waiting = Some((page, query));
             return;
         }
+        self.start(&mut state, &app.runtime, page, query);
+    }
+
+    fn start(self: &Arc<Self>, state: &mut State, runtime: &tokio::runtime::Handle, page: Page, query: Option<String>) {
         let Some(program) = channel::program(Program::Windows) else {
             tracing::error!("cannot open the {page} window: cmux-tray-windows is not installed beside cmux-tray-app");
             return;
@@ -97,32 +102,50 @@ impl Windows {
         }
         match command.stdin(std::process::Stdio::piped()).kill_on_drop(false).spawn() {
             Ok(mut child) => {
-                tracing::info!(pid = child.id(), %page, "the windows process started");
-                state.own.extend(child.id());
+                let pid = child.id();
+                tracing::info!(pid, %page, "the windows process started");
+                state.own.extend(pid);
                 let keep = state.own.len().saturating_sub(4);
                 state.own.drain(..keep);
                 // The key on its standard input, then closed: a pipe holds far more than a line.
                 if let Some(mut stdin) = child.stdin.take() {
                     let line = self.key.line();
-                    app.spawn(async move {
+                    runtime.spawn(async move {
                         use tokio::io::AsyncWriteExt;
                         if let Err(e) = stdin.write_all(line.as_bytes()).await {
                             tracing::warn!("handing the windows process its key: {e}");
                         }
                     });
                 }
-                state.starting = Some(Instant::now());
+                state.starting = Some((Instant::now(), pid));
                 state.waiting = None;
-                app.spawn(async move {
+                let windows = self.clone();
+                let handle = runtime.clone();
+                runtime.spawn(async move {
                     // Reaped here; its connection, not its exit, says whether it shows anything.
                     match child.wait().await {
                         Ok(status) if status.success() => tracing::debug!("the windows process ended"),
                         Ok(status) => tracing::warn!("the windows process ended: {status}"),
                         Err(e) => tracing::warn!("the windows process: {e}"),
                     }
+                    windows.ended(pid, &handle);
                 });
             }
             Err(e) => tracing::error!("starting the windows process: {e}"),
+        }
+    }
+
+    /// The windows process `pid` ended. One that never attached holds no later window back: the
+    /// next is started at once, and a window asked for while it started starts one now.
+    fn ended(self: &Arc<Self>, pid: Option<u32>, runtime: &tokio::runtime::Handle) {
+        let mut state = self.state.locked();
+        if state.starting.is_none_or(|(_, starting)| starting != pid) {
+            return;
+        }
+        state.starting = None;
+        if let Some((page, query)) = state.waiting.take() {
+            tracing::warn!(%page, "the windows process ended before it attached: starting another for the window asked for meanwhile");
+            self.start(&mut state, runtime, page, query);
         }
     }
 
