@@ -28,18 +28,6 @@ use tauri::{AppHandle, Emitter, Manager, RunEvent};
 
 use crate::tray_link::{Incoming, TrayLink};
 
-/// Set for this process and its web processes alone, unless the person set them (their value
-/// wins); a tray this process starts gets the environment as it was (docs/architecture.md
-/// "Private files, no secret in a child"). `GDK_GL`: on X11, GTK 3 probes OpenGL (GLX) as it
-/// opens the display, and the windows never draw with GDK's GL. `WEBKIT_DISABLE_DMABUF_RENDERER`:
-/// WebKit's GPU compositor had each new window wait for an EGL display here before the web
-/// process started; the pages, a list and forms, are drawn in software instead
-/// (docs/benchmarks.md, "A new window's own costs").
-#[cfg(target_os = "linux")]
-const OWN_ENVIRONMENT: &[(&str, &str)] = &[("GDK_GL", "disable"), ("WEBKIT_DISABLE_DMABUF_RENDERER", "1")];
-#[cfg(not(target_os = "linux"))]
-const OWN_ENVIRONMENT: &[(&str, &str)] = &[];
-
 struct Args {
     page: Page,
     query: Option<String>,
@@ -198,7 +186,7 @@ fn hooks(link: TrayLink) -> page_windows::Hooks {
 fn main() {
     // Before any thread: private files from here on, and no secret in the web processes'
     // environment. A tray started from here gets the environment as it was.
-    let environment = cmux_tray_channel::start::start_with(OWN_ENVIRONMENT);
+    let environment = cmux_tray_channel::start::start_with(cmux_tray_channel::webview_env::OWN);
     let _log = cmux_tray_channel::start::logging(cmux_tray_channel::place::default_log_dir(), cmux_tray_channel::start::private_dir);
     let args = args();
     if let Some(why) = &args.cannot_start {

@@ -16,13 +16,6 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::App;
 
-/// What a windows process started while no accessibility bus runs is told, so that nothing in
-/// it starts one: GTK 3's bridge off; WebKit's web processes given no bus; and WebKit's own
-/// question for the bus's address (which D-Bus answers by starting the bus) answered with a
-/// socket that is not there.
-const NO_ACCESSIBILITY_BUS: [(&str, &str); 3] =
-    [("NO_AT_BRIDGE", "1"), ("WEBKIT_A11Y_BUS_ADDRESS", ""), ("AT_SPI_BUS_ADDRESS", "unix:path=/dev/null")];
-
 /// How long a started windows process may take to attach before another start is tried.
 const ATTACH_WITHIN: Duration = Duration::from_secs(20);
 
@@ -98,7 +91,7 @@ impl Windows {
             command.arg("--query").arg(q);
         }
         if !self.a11y_bus.load(Ordering::Relaxed) {
-            command.envs(NO_ACCESSIBILITY_BUS);
+            command.envs(channel::webview_env::NO_ACCESSIBILITY_BUS);
         }
         match command.stdin(std::process::Stdio::piped()).kill_on_drop(false).spawn() {
             Ok(mut child) => {

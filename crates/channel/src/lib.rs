@@ -17,6 +17,7 @@
 //! - [`endpoint`]: the client's end, its server checked before a byte is sent; where it is.
 //! - [`place`]: where the app's folders and its other program are.
 //! - [`start`]: what each program does first (private files, no secret in a child) and its log.
+//! - [`webview_env`]: the windows process's environment for its web engine.
 
 pub mod call;
 pub mod endpoint;
@@ -27,6 +28,7 @@ pub mod message;
 pub mod page;
 pub mod place;
 pub mod start;
+pub mod webview_env;
 
 pub use call::Call;
 pub use key::ChannelKey;
