@@ -12,6 +12,8 @@
 //! - [`load`](suite::load): row 6, 200 clients posting for a minute while 10,000 follows are held.
 //! - [`helper`](suite::helper): what only root may do for a bench run as a person does.
 //!
+//! `cmux-bench-webview` (`src/bin/`) is row 3's bare WebKitGTK window, the floor under the app's.
+//!
 //! Figures are medians of repeated runs with their spread, written to `bench-results/` as
 //! Markdown and JSON. `--quick` is the CI form: smaller, and it fails when a figure is past its
 //! gate (far beyond its goal: a regression, not a missed goal).

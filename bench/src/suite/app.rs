@@ -4,7 +4,7 @@
 //! RSS, PSS and private memory of the tray process, wake-ups per second (context switches, from
 //! /proc) beside the long-polls' own answers; a window opened warm (a launch → the history
 //! mapped, which it is once its page has loaded), timed both by polling `xdotool` and by the X
-//! server's map event; then the tray and every child with the history open, and after it closed
+//! server's map event, beside a bare WebKitGTK window (the floor: `cmux-bench-webview`); then the tray and every child with the history open, and after it closed
 //! (the windows process and its web processes gone); last, a window with the page cache emptied.
 
 use std::process::Child;
@@ -204,10 +204,15 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
             close(&desktop, history)?;
         }
         let kept = kept.expect("REOPENS is at least 1");
+        let given = given_to_windows(pid)?;
+        if round == 0 {
+            notes.push(format!("row 3: what the tray gave its windows process, given the bare window too: {given:?}"));
+        }
         windows_ended(pid)?;
         // A new windows process four times: polled, by the map event, by the map event, polled;
         // each wait once right after the kept window's process ended and once after its twin's.
-        let (mut window_warm, mut window_warm_event, mut poll_lag) = (Vec::new(), Vec::new(), Vec::new());
+        // A bare WebKitGTK window after each polled one, timed as it is: the floor under it.
+        let (mut window_warm, mut window_warm_event, mut poll_lag, mut bare) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (n, wait) in [Wait::Polled, Wait::MapEvent, Wait::MapEvent, Wait::Polled].into_iter().enumerate() {
             let timed = open_new_window(&home, &display, &desktop, &user.access_token, lang, &format!("warm-{round}-{n}"), wait)?;
             match wait {
@@ -219,6 +224,9 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
             }
             close(&desktop, history)?;
             windows_ended(pid)?;
+            if let Wait::Polled = wait {
+                bare.push(bare_window(&home, &display, &desktop, lang, &given, &format!("bare-{round}-{n}"))?);
+            }
         }
 
         // An hour-like idle: the kernel has taken back the pages of an app nobody touched while
@@ -275,6 +283,7 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
             window_warm,
             window_warm_event,
             poll_lag,
+            bare,
             kept,
             after,
             open,
@@ -361,6 +370,24 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
         &all(&|i| &i.poll_lag),
         None,
         "the warm polled windows: the poll's time less the map event's, read on a thread beside it, of the same launch",
+    ));
+    // The floor: what WebKitGTK alone takes for a window here. No goal and no gate (it is not the
+    // app's); the app's share is the warm window less it, round by round.
+    figures.push(Figure::of(
+        3,
+        "a bare WebKitGTK window, the floor",
+        "ms",
+        &all(&|i| &i.bare),
+        None,
+        "cmux-bench-webview: GTK, one webview, a page of a few lines, shown once loaded, the windows process's environment; its exec → mapped (xdotool polled every 5 ms), after each polled new window",
+    ));
+    figures.push(Figure::of(
+        3,
+        "a window opened, warm, less the bare window",
+        "ms",
+        &col(&|i| stats::median(&i.window_warm) - stats::median(&i.bare)),
+        None,
+        "each round's median polled new window less its median bare window: the launch handed to the tray, Tauri, the page, its data",
     ));
     let again = format!("{} s after its close, while it is kept hidden", REOPENED_AFTER.as_secs());
     figures.push(
@@ -472,6 +499,8 @@ struct Idle {
     window_warm_event: Vec<f64>,
     /// How long after its map event the poll found each of `window_warm`'s windows.
     poll_lag: Vec<f64>,
+    /// A bare WebKitGTK window (`cmux-bench-webview`) after each polled new window, timed as it.
+    bare: Vec<f64>,
     /// The tray and its children while the closed window is kept.
     kept: Family,
     after: Option<AfterIdle>,
@@ -576,6 +605,54 @@ fn open_new_window(
 
 fn ms_since(start: Instant, end: Instant) -> f64 {
     end.duration_since(start).as_secs_f64() * 1000.0
+}
+
+/// What the tray gave its windows process of the variables it sets where no accessibility bus
+/// runs, read from the running one's environment, so that the bare window starts as it does.
+fn given_to_windows(tray: u32) -> anyhow::Result<Vec<(String, String)>> {
+    let keys = cmux_tray_channel::webview_env::NO_ACCESSIBILITY_BUS.map(|(k, _)| k);
+    for pid in procfs::descendants(tray)? {
+        if procfs::comm(pid)?.starts_with("cmux-tray-windo") {
+            let environ = std::fs::read(format!("/proc/{pid}/environ"))?;
+            let given = environ.split(|b| *b == 0).filter_map(|kv| {
+                let (k, v) = std::str::from_utf8(kv).ok()?.split_once('=')?;
+                keys.contains(&k).then(|| (k.to_owned(), v.to_owned()))
+            });
+            return Ok(given.collect());
+        }
+    }
+    anyhow::bail!("no windows process under the tray to read its environment from")
+}
+
+/// A bare WebKitGTK window titled as the history, from its exec to its map (`xdotool` polled
+/// every 5 ms, as [`polled_until_shown`]); closed as the history is, and waited for to end.
+fn bare_window(
+    home: &Home,
+    display: &str,
+    desktop: &DesktopSession,
+    lang: &str,
+    given: &[(String, String)],
+    name: &str,
+) -> anyhow::Result<f64> {
+    let log = std::fs::File::create(home.dir.path().join(format!("{name}.log")))?;
+    let mut command = home.program(&cmux_tray_e2e::bin("cmux-bench-webview"), &[history_title(lang)]);
+    command.env("DISPLAY", display).env("LANG", lang).envs(given.iter().map(|(k, v)| (k, v)));
+    command.stdout(log.try_clone()?).stderr(log).stdin(std::process::Stdio::null());
+    let opened = Instant::now();
+    let mut child = command.spawn()?;
+    let shown = polled_until_shown(desktop, lang, opened).and_then(|ms| close(desktop, history_title(lang)).map(|()| ms));
+    if shown.is_err() {
+        let _ = child.kill();
+    }
+    let ended = Instant::now();
+    while child.try_wait()?.is_none() {
+        if ended.elapsed() > WINDOWS_END {
+            let _ = child.kill();
+            anyhow::bail!("the bare window's process outlived its close by {WINDOWS_END:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    shown
 }
 
 /// A second launch asking for the history, as a launcher's click; when it started.
