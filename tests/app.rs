@@ -945,28 +945,67 @@ fn the_windows_process_killed_leaves_the_tray_following_and_posting_and_a_window
     assert_ne!(windows_pid(&home), windows);
 }
 
+/// The next windows process started in `home` other than `not`, stopped (SIGSTOP) before it
+/// could attach: it has no socket open yet, neither its display nor the tray's channel.
+fn stopped_before_it_attached(home: &Home, not: &[u32]) -> u32 {
+    let mut found = None;
+    wait_until("a windows process started", LIMIT, || {
+        found = home.pids_of("cmux-tray-windows").into_iter().find(|pid| !not.contains(pid));
+        found.is_some()
+    });
+    let pid = found.unwrap();
+    assert!(std::process::Command::new("kill").args(["-STOP", &pid.to_string()]).status().unwrap().success());
+    let sockets = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter(|target| target.to_string_lossy().starts_with("socket:"))
+        .count();
+    assert_eq!(sockets, 0, "stopped too late to be a start that never attached: it had {sockets} socket(s) open");
+    pid
+}
+
+fn killed(pid: u32) {
+    assert!(std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
+}
+
 #[test]
 fn a_windows_process_gone_before_it_attached_holds_back_no_window_asked_for_meanwhile() {
     let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
     let _app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
 
-    // The settings asked for; its process stopped before it can attach (it is still linking).
+    // The settings asked for, its process stopped before it attached; the history asked for
+    // (a left click) while it starts; then the process ends without having attached.
     click(&desktop, &item, "Settings…");
-    let mut first = Vec::new();
-    wait_until("the windows process started", LIMIT, || {
-        first = home.pids_of("cmux-tray-windows");
-        !first.is_empty()
-    });
-    let first = first[0].to_string();
-    assert!(std::process::Command::new("kill").args(["-STOP", &first]).status().unwrap().success());
-    // The history asked for (a left click) while it starts, then the process ends unattached.
+    let first = stopped_before_it_attached(&home, &[]);
     desktop.sni(&["activate", &item]);
-    assert!(std::process::Command::new("kill").args(["-KILL", &first]).status().unwrap().success());
+    killed(first);
 
     wait_until("the history window, from a second windows process", LIMIT, || desktop.window_titled("cmux-tray — History"));
     assert!(!desktop.window_titled("cmux-tray — Settings"), "the stopped process showed nothing");
-    assert_ne!(windows_pid(&home).to_string(), first);
+    assert_ne!(windows_pid(&home), first);
+}
+
+#[test]
+fn a_windows_process_that_keeps_ending_before_it_attaches_is_started_again_once() {
+    let (desktop, _cloud, user, home) = ada(DesktopSession::start_with_display());
+    let _app = start_app(&home, &desktop, &user.access_token);
+    let item = tray_item(&desktop);
+
+    click(&desktop, &item, "Settings…");
+    let first = stopped_before_it_attached(&home, &[]);
+    desktop.sni(&["activate", &item]);
+    killed(first);
+    // Started again for the history; it too ends unattached, with a window asked for meanwhile.
+    let second = stopped_before_it_attached(&home, &[first]);
+    desktop.sni(&["activate", &item]);
+    killed(second);
+
+    std::thread::sleep(NOTHING_MORE);
+    assert_eq!(home.pids_of("cmux-tray-windows"), Vec::<u32>::new(), "no third start for a second start that ended unattached");
+    // The next window asked for starts one, and it shows.
+    desktop.sni(&["activate", &item]);
+    wait_until("the history window, from a third windows process", LIMIT, || desktop.window_titled("cmux-tray — History"));
 }
 
 #[test]

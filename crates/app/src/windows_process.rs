@@ -36,10 +36,21 @@ struct State {
     own: Vec<u32>,
     /// The windows process in use: its connection's id and what is sent to it.
     attached: Option<(u64, UnboundedSender<FromTray>)>,
-    /// A windows process started and not attached yet (when, its pid), and the page asked for
-    /// meanwhile.
-    starting: Option<(Instant, Option<u32>)>,
+    /// A windows process started and not attached yet, and the page asked for meanwhile.
+    starting: Option<Start>,
     waiting: Option<(Page, Option<String>)>,
+    /// How many windows processes this tray started: each start's number.
+    starts: u64,
+}
+
+/// A windows process started and not attached yet.
+#[derive(Clone, Copy)]
+struct Start {
+    at: Instant,
+    number: u64,
+    /// Started because the one before it ended unattached: one ending so too is not followed
+    /// by another (a process the tray refuses would otherwise be started for ever).
+    again: bool,
 }
 
 impl Windows {
@@ -73,14 +84,14 @@ impl Windows {
             return;
         }
         state.attached = None;
-        if state.starting.is_some_and(|(at, _)| at.elapsed() < ATTACH_WITHIN) {
+        if state.starting.is_some_and(|start| start.at.elapsed() < ATTACH_WITHIN) {
             state.waiting = Some((page, query));
             return;
         }
-        self.start(&mut state, &app.runtime, page, query);
+        self.start(&mut state, &app.runtime, page, query, false);
     }
 
-    fn start(self: &Arc<Self>, state: &mut State, runtime: &tokio::runtime::Handle, page: Page, query: Option<String>) {
+    fn start(self: &Arc<Self>, state: &mut State, runtime: &tokio::runtime::Handle, page: Page, query: Option<String>, again: bool) {
         let Some(program) = channel::program(Program::Windows) else {
             tracing::error!("cannot open the {page} window: cmux-tray-windows is not installed beside cmux-tray-app");
             return;
@@ -110,7 +121,9 @@ impl Windows {
                         }
                     });
                 }
-                state.starting = Some((Instant::now(), pid));
+                state.starts += 1;
+                let start = Start { at: Instant::now(), number: state.starts, again };
+                state.starting = Some(start);
                 state.waiting = None;
                 let windows = self.clone();
                 let handle = runtime.clone();
@@ -121,25 +134,29 @@ impl Windows {
                         Ok(status) => tracing::warn!("the windows process ended: {status}"),
                         Err(e) => tracing::warn!("the windows process: {e}"),
                     }
-                    windows.ended(pid, &handle);
+                    windows.ended(start, &handle);
                 });
             }
             Err(e) => tracing::error!("starting the windows process: {e}"),
         }
     }
 
-    /// The windows process `pid` ended. One that never attached holds no later window back: the
-    /// next is started at once, and a window asked for while it started starts one now.
-    fn ended(self: &Arc<Self>, pid: Option<u32>, runtime: &tokio::runtime::Handle) {
+    /// The windows process of `start` ended. One that never attached holds no later window
+    /// back: the next is started at once, and a window asked for while it started starts one now,
+    /// unless it was itself such a start.
+    fn ended(self: &Arc<Self>, start: Start, runtime: &tokio::runtime::Handle) {
         let mut state = self.state.locked();
-        if state.starting.is_none_or(|(_, starting)| starting != pid) {
+        if state.starting.is_none_or(|starting| starting.number != start.number) {
             return;
         }
         state.starting = None;
-        if let Some((page, query)) = state.waiting.take() {
-            tracing::warn!(%page, "the windows process ended before it attached: starting another for the window asked for meanwhile");
-            self.start(&mut state, runtime, page, query);
+        let Some((page, query)) = state.waiting.take() else { return };
+        if start.again {
+            tracing::warn!(%page, "the windows process ended before it attached, twice: the {page} window is not started again until asked for");
+            return;
         }
+        tracing::warn!(%page, "the windows process ended before it attached: starting another for the window asked for meanwhile");
+        self.start(&mut state, runtime, page, query, true);
     }
 
     /// A windows process attached: it becomes the one in use, unless one is already (which is
@@ -194,9 +211,11 @@ impl Windows {
         }
     }
 
-    /// At quit: the windows process ends with its channel.
+    /// At quit: the windows process ends with its channel, and none starting is followed by
+    /// another (it would start a tray again).
     pub fn close(&self) {
-        self.state.locked().attached = None;
+        let mut state = self.state.locked();
+        (state.attached, state.starting, state.waiting) = (None, None, None);
     }
 }
 
