@@ -15,13 +15,21 @@ fn main() {
 
     let title = std::env::args().nth(1).unwrap_or_else(|| "cmux-bench-webview".into());
     cmux_tray_channel::start::start_with(cmux_tray_channel::webview_env::OWN);
-    if gtk::init().is_err() {
-        eprintln!("cmux-bench-webview: GTK could not open the display");
+    // Three tries 100 ms apart, as the windows process opens its display (Xvfb refuses a
+    // connection now and then while others come and go).
+    if !(0..3).any(|attempt| {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        gtk::init().is_ok()
+    }) {
+        eprintln!("cmux-bench-webview: GTK could not open the display (3 tries)");
         std::process::exit(1);
     }
     let window = gtk::Window::new(gtk::WindowType::Toplevel);
     window.set_title(&title);
-    window.set_default_size(720, 640);
+    // The history window's size (src-tauri/src/page_windows.rs).
+    window.set_default_size(640, 680);
     let view = webkit2gtk::WebView::new();
     window.add(&view);
     let shown = window.clone();

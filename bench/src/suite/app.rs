@@ -4,8 +4,9 @@
 //! RSS, PSS and private memory of the tray process, wake-ups per second (context switches, from
 //! /proc) beside the long-polls' own answers; a window opened warm (a launch → the history
 //! mapped, which it is once its page has loaded), timed both by polling `xdotool` and by the X
-//! server's map event, beside a bare WebKitGTK window (the floor: `cmux-bench-webview`); then the tray and every child with the history open, and after it closed
-//! (the windows process and its web processes gone); last, a window with the page cache emptied.
+//! server's map event, beside a bare WebKitGTK window (the floor: `cmux-bench-webview`); then
+//! the tray and every child with the history open, and after it closed (the windows process and
+//! its web processes gone); last, a window with the page cache emptied.
 
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -207,6 +208,9 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
         let given = given_to_windows(pid)?;
         if round == 0 {
             notes.push(format!("row 3: what the tray gave its windows process, given the bare window too: {given:?}"));
+            // Untimed: the first bare window makes WebKit's folders of its own, which the app's
+            // windows have made by now.
+            bare_window(&home, &display, &desktop, lang, &given, "bare-first")?;
         }
         windows_ended(pid)?;
         // A new windows process four times: polled, by the map event, by the map event, polled;
@@ -338,7 +342,8 @@ pub fn run(quick: bool, idle: bool, startup: bool, lang: &str, figures: &mut Vec
     );
     // Two a round of each; `all` reads every round's.
     let all = |f: &dyn Fn(&Idle) -> &Vec<f64>| r.iter().flat_map(|i| f(i).iter().copied()).collect::<Vec<f64>>();
-    let turns = "four new windows a round, in the order polled, map event, map event, polled";
+    let turns =
+        "four new windows a round, in the order polled, map event, map event, polled, a bare WebKitGTK window after each polled one";
     figures.push(
         Figure::of(
             3,
@@ -612,7 +617,8 @@ fn ms_since(start: Instant, end: Instant) -> f64 {
 fn given_to_windows(tray: u32) -> anyhow::Result<Vec<(String, String)>> {
     let keys = cmux_tray_channel::webview_env::NO_ACCESSIBILITY_BUS.map(|(k, _)| k);
     for pid in procfs::descendants(tray)? {
-        if procfs::comm(pid)?.starts_with("cmux-tray-windo") {
+        // A web process may end between the listing and this read.
+        if procfs::comm(pid).is_ok_and(|comm| comm.starts_with("cmux-tray-windo")) {
             let environ = std::fs::read(format!("/proc/{pid}/environ"))?;
             let given = environ.split(|b| *b == 0).filter_map(|kv| {
                 let (k, v) = std::str::from_utf8(kv).ok()?.split_once('=')?;
@@ -625,7 +631,8 @@ fn given_to_windows(tray: u32) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// A bare WebKitGTK window titled as the history, from its exec to its map (`xdotool` polled
-/// every 5 ms, as [`polled_until_shown`]); closed as the history is, and waited for to end.
+/// every 5 ms, as [`polled_until_shown`]); closed as the history is, and waited for to end with
+/// its web processes, as the app's are.
 fn bare_window(
     home: &Home,
     display: &str,
@@ -634,21 +641,36 @@ fn bare_window(
     given: &[(String, String)],
     name: &str,
 ) -> anyhow::Result<f64> {
-    let log = std::fs::File::create(home.dir.path().join(format!("{name}.log")))?;
+    let log_path = home.dir.path().join(format!("{name}.log"));
+    let log = std::fs::File::create(&log_path)?;
     let mut command = home.program(&cmux_tray_e2e::bin("cmux-bench-webview"), &[history_title(lang)]);
     command.env("DISPLAY", display).env("LANG", lang).envs(given.iter().map(|(k, v)| (k, v)));
     command.stdout(log.try_clone()?).stderr(log).stdin(std::process::Stdio::null());
     let opened = Instant::now();
     let mut child = command.spawn()?;
-    let shown = polled_until_shown(desktop, lang, opened).and_then(|ms| close(desktop, history_title(lang)).map(|()| ms));
+    let said = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let mut shown = Err(anyhow::anyhow!("the bare window did not open within 30 s: {}", said()));
+    while opened.elapsed() < Duration::from_secs(30) {
+        if desktop.window_titled(history_title(lang)) {
+            shown = Ok(ms_since(opened, Instant::now()));
+            break;
+        }
+        if let Some(status) = child.try_wait()? {
+            anyhow::bail!("the bare window's process ended before its window showed ({status}): {}", said());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let web = procfs::descendants(child.id())?;
+    let shown = shown.and_then(|ms| close(desktop, history_title(lang)).map(|()| ms));
     if shown.is_err() {
         let _ = child.kill();
     }
-    let ended = Instant::now();
-    while child.try_wait()?.is_none() {
-        if ended.elapsed() > WINDOWS_END {
+    let closed = Instant::now();
+    let gone = |pid: &u32| !std::path::Path::new(&format!("/proc/{pid}")).exists();
+    while child.try_wait()?.is_none() || !web.iter().all(gone) {
+        if closed.elapsed() > WINDOWS_END {
             let _ = child.kill();
-            anyhow::bail!("the bare window's process outlived its close by {WINDOWS_END:?}");
+            anyhow::bail!("the bare window's processes outlived its close by {WINDOWS_END:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -34,7 +34,18 @@ const EVERY_ROW: &[&str] = &["Cargo.lock", "bench/src/suite/stats.rs", "bench/sr
 const MEASURES: &[(u8, &[&str])] = &[
     (1, &["crates/engine", "crates/cli", "crates/cloud-sim", "bench/src/suite/latency.rs"]),
     (2, &["crates/engine", "crates/cli", "crates/cloud-sim", "bench/src/suite/scale.rs"]),
-    (3, &["crates/engine", "crates/app", "crates/channel", "src-tauri", "ui", "bench/src/suite/app.rs", "bench/src/bin/cmux-bench-webview.rs"]),
+    (
+        3,
+        &[
+            "crates/engine",
+            "crates/app",
+            "crates/channel",
+            "src-tauri",
+            "ui",
+            "bench/src/suite/app.rs",
+            "bench/src/bin/cmux-bench-webview.rs",
+        ],
+    ),
     (4, &["crates/engine", "crates/cli", "bench/src/suite/local.rs", "bench/src/suite/socket.rs"]),
     (5, &["crates/engine", "crates/app", "crates/channel", "bench/src/suite/app.rs"]),
     (6, &["crates/engine", "crates/cli", "bench/src/suite/load.rs"]),
