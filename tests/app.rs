@@ -964,8 +964,13 @@ fn stopped_before_it_attached(home: &Home, not: &[u32]) -> u32 {
     pid
 }
 
-fn killed(pid: u32) {
+/// The history asked for (a left click) while the next windows process (other than `not`) is
+/// stopped before it attached; then that process killed. Returns its pid.
+fn history_asked_while_a_start_dies(desktop: &DesktopSession, home: &Home, item: &str, not: &[u32]) -> u32 {
+    let pid = stopped_before_it_attached(home, not);
+    desktop.sni(&["activate", item]);
     assert!(std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
+    pid
 }
 
 #[test]
@@ -974,12 +979,10 @@ fn a_windows_process_gone_before_it_attached_holds_back_no_window_asked_for_mean
     let _app = start_app(&home, &desktop, &user.access_token);
     let item = tray_item(&desktop);
 
-    // The settings asked for, its process stopped before it attached; the history asked for
-    // (a left click) while it starts; then the process ends without having attached.
+    // The settings asked for; the history asked for while its process starts, which then ends
+    // without having attached.
     click(&desktop, &item, "Settings…");
-    let first = stopped_before_it_attached(&home, &[]);
-    desktop.sni(&["activate", &item]);
-    killed(first);
+    let first = history_asked_while_a_start_dies(&desktop, &home, &item, &[]);
 
     wait_until("the history window, from a second windows process", LIMIT, || desktop.window_titled("cmux-tray — History"));
     assert!(!desktop.window_titled("cmux-tray — Settings"), "the stopped process showed nothing");
@@ -993,13 +996,9 @@ fn a_windows_process_that_keeps_ending_before_it_attaches_is_started_again_once(
     let item = tray_item(&desktop);
 
     click(&desktop, &item, "Settings…");
-    let first = stopped_before_it_attached(&home, &[]);
-    desktop.sni(&["activate", &item]);
-    killed(first);
+    let first = history_asked_while_a_start_dies(&desktop, &home, &item, &[]);
     // Started again for the history; it too ends unattached, with a window asked for meanwhile.
-    let second = stopped_before_it_attached(&home, &[first]);
-    desktop.sni(&["activate", &item]);
-    killed(second);
+    history_asked_while_a_start_dies(&desktop, &home, &item, &[first]);
 
     std::thread::sleep(NOTHING_MORE);
     assert_eq!(home.pids_of("cmux-tray-windows"), Vec::<u32>::new(), "no third start for a second start that ended unattached");
