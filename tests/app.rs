@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use cmux_cloud_sim::state::NewHandoff;
 use cmux_cloud_sim::{HandoffChange, RunChange};
-use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, bin, wait_until};
+use cmux_tray_e2e::{Cloud, DesktopSession, Home, NOTHING_MORE, bin, signal, wait_until};
 use serde_json::Value;
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -927,7 +927,7 @@ fn the_windows_process_killed_leaves_the_tray_following_and_posting_and_a_window
     assert!(!web.is_empty(), "the history's web processes are the windows process's children");
 
     // A crash of the windows process (and, with it, of its web processes).
-    assert!(std::process::Command::new("kill").args(["-KILL", &windows.to_string()]).status().unwrap().success());
+    signal(windows, "KILL");
     for pid in &web {
         let _ = std::process::Command::new("kill").args(["-KILL", pid]).status();
     }
@@ -954,7 +954,7 @@ fn stopped_before_it_attached(home: &Home, not: &[u32]) -> u32 {
         found.is_some()
     });
     let pid = found.unwrap();
-    assert!(std::process::Command::new("kill").args(["-STOP", &pid.to_string()]).status().unwrap().success());
+    signal(pid, "STOP");
     let sockets = std::fs::read_dir(format!("/proc/{pid}/fd"))
         .unwrap()
         .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
@@ -969,7 +969,7 @@ fn stopped_before_it_attached(home: &Home, not: &[u32]) -> u32 {
 fn history_asked_while_a_start_dies(desktop: &DesktopSession, home: &Home, item: &str, not: &[u32]) -> u32 {
     let pid = stopped_before_it_attached(home, not);
     desktop.sni(&["activate", item]);
-    assert!(std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap().success());
+    signal(pid, "KILL");
     pid
 }
 
@@ -1324,7 +1324,7 @@ fn a_window_starts_no_accessibility_bus_and_speaks_to_one_that_runs() {
     for told in ["NO_AT_BRIDGE=1", "WEBKIT_A11Y_BUS_ADDRESS=", "AT_SPI_BUS_ADDRESS=unix:path=/dev/null"] {
         assert!(env.iter().any(|v| v == told), "{told} not in the windows' environment: {env:?}");
     }
-    cmux_tray_e2e::signal(pid, "TERM");
+    signal(pid, "TERM");
     wait_until("the windows process ended", LIMIT, || home.pids_of("cmux-tray-windows").is_empty());
 
     // An accessibility bus comes (as a screen reader starts one): the next window speaks to it.
